@@ -1,0 +1,197 @@
+//! `tool.args`: the command line that makes today's tool run with exactly the merged values.
+//!
+//! The rendered file carries every merged key. Options the tool applies *over* the file
+//! (`always-overrides`) are passed with the merged value, so the file and the option agree;
+//! required options are passed too, derived from the merged keys, because today's tools check
+//! only their command line (KIP-1137).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::engine::catalogue::tools::{Applied, Tool, ToolCatalogue, version_at_least};
+use crate::engine::evaluate::RoleView;
+use crate::engine::outcome::{Problem, Reason, Warning};
+use crate::engine::spec::{Role, Scalar, ToolConfigSpec};
+
+/// Options whose job the operator does: it writes the files and points the tool at them.
+const PROPERTY_OPTIONS: &[&str] = &[
+    "command-property",
+    "producer-property",
+    "consumer-property",
+    "producer-props",
+    "command-config",
+    "producer.config",
+    "consumer.config",
+    "consumer-config",
+    "admin.config",
+    "config-file",
+];
+
+pub fn check_args(tool: &Tool, spec: &ToolConfigSpec, problems: &mut Vec<Problem>) {
+    if tool.select_roles && !spec.args.is_empty() {
+        problems.push(Problem::new(
+            Reason::InvalidArgument,
+            "spec.args",
+            format!("{} is not a command-line tool; put client settings in spec.properties", tool.name),
+        ));
+    }
+    for (name, value) in &spec.args {
+        let field = format!("spec.args.{name}");
+        if name.starts_with('-') {
+            problems.push(Problem::new(Reason::InvalidArgument, field.clone(), "write option names without dashes"));
+        }
+        if PROPERTY_OPTIONS.contains(&name.as_str()) || tool.is_config_file_option(name) {
+            problems.push(Problem::new(
+                Reason::InvalidArgument,
+                field.clone(),
+                format!("--{name} is written by the operator; use spec.configFiles or spec.properties instead"),
+            ));
+        }
+        if let Scalar::Str(s) = value
+            && (s.contains('\n') || s.contains('\r'))
+        {
+            problems.push(Problem::new(Reason::InvalidArgument, field, "argument values cannot contain line breaks"));
+        }
+    }
+    for (index, arg) in spec.extra_args.iter().enumerate() {
+        if arg.contains('\n') || arg.contains('\r') {
+            problems.push(Problem::new(
+                Reason::InvalidArgument,
+                format!("spec.extraArgs[{index}]"),
+                "arguments cannot contain line breaks",
+            ));
+        }
+    }
+}
+
+/// The config-file option spelling for the Kafka release the tool runs with (KIP-1147).
+fn config_file_option(tool: &Tool, kafka_version: &str) -> Option<String> {
+    let option = tool.config_file.as_ref()?;
+    let since = &ToolCatalogue::get().command_config_since;
+    match &option.legacy {
+        Some(legacy) if !version_at_least(kafka_version, since) => Some(legacy.clone()),
+        _ => Some(option.option.clone()),
+    }
+}
+
+/// What building `tool.args` produced.
+pub struct ToolArgs {
+    pub args: Vec<String>,
+    /// Whether an argument carries a Secret-sourced value (then the output must be a Secret).
+    pub carries_secret: bool,
+}
+
+/// Builds `tool.args`; `file_paths` are the mounted paths of the rendered files.
+pub fn build(
+    tool: &Tool,
+    spec: &ToolConfigSpec,
+    views: &BTreeMap<Role, RoleView>,
+    file_paths: &[String],
+    kafka_version: &str,
+    warnings: &mut Vec<Warning>,
+) -> ToolArgs {
+    let mut args: Vec<String> = Vec::new();
+    let mut carries_secret = false;
+    let mut extra = spec.extra_args.iter();
+    if tool.subcommand_first
+        && let Some(subcommand) = extra.next()
+    {
+        args.push(subcommand.clone());
+    }
+    if tool.positional_config_file {
+        args.extend(file_paths.iter().cloned());
+    } else if let Some(option) = config_file_option(tool, kafka_version) {
+        for path in file_paths {
+            args.push(format!("--{option}"));
+            args.push(path.clone());
+        }
+    }
+
+    // Key-mapped options: the value a role ends up with, for the first role the option feeds.
+    let merged = |option_roles: &dyn Fn(Role) -> bool, key: &str| {
+        views
+            .iter()
+            .filter(|(role, _)| option_roles(**role))
+            .find_map(|(_, view)| view.effective_value(key))
+    };
+    let mut emitted: BTreeSet<&str> = BTreeSet::new();
+    let mut removed: BTreeSet<&str> = BTreeSet::new();
+    let group_of = |name: &str| tool.required.iter().find(|g| g.len() > 1 && g.iter().any(|n| n == name));
+    for option in &tool.options {
+        let feeds = |role: Role| option.feeds(role, tool);
+        let Some(value) = merged(&feeds, &option.key) else {
+            continue;
+        };
+        let required_alone = tool.required.iter().any(|g| g.len() == 1 && g[0] == option.name);
+        let in_group = group_of(&option.name);
+        let needed = option.applied == Applied::AlwaysOverrides || required_alone || in_group.is_some();
+        if !needed || removed.contains(option.key.as_str()) {
+            continue;
+        }
+        if let Some(group) = in_group
+            && group.iter().any(|n| emitted.contains(n.as_str()))
+        {
+            let chosen: Vec<&str> = group.iter().map(String::as_str).filter(|n| emitted.contains(n)).collect();
+            warnings.push(Warning {
+                key: option.key.clone(),
+                role: None,
+                reason: Reason::ConflictingKeys,
+                message: format!(
+                    "{} takes one of --{}; --{} is used, so {} is ignored by the tool",
+                    tool.name,
+                    group.join(" / --"),
+                    chosen.join(", --"),
+                    option.key
+                ),
+            });
+            continue;
+        }
+        carries_secret |= value.is_secret_sourced();
+        match &option.flag {
+            Some(flag_value) => {
+                if &value.value == flag_value {
+                    args.push(format!("--{}", option.name));
+                } else if option.default.as_ref() != Some(&value.value) {
+                    warnings.push(Warning {
+                        key: option.key.clone(),
+                        role: None,
+                        reason: Reason::ForcedByTool,
+                        message: format!(
+                            "{} sets {} with the flag --{} to {flag_value} or {}; the merged value from {} \
+                             cannot take effect with today's tool",
+                            tool.name,
+                            option.key,
+                            option.name,
+                            option.default.as_deref().unwrap_or("its default"),
+                            value.source
+                        ),
+                    });
+                }
+            }
+            None => {
+                args.push(format!("--{}", option.name));
+                args.push(value.value.clone());
+            }
+        }
+        emitted.insert(option.name.as_str());
+        if let Some(key) = &option.removes {
+            removed.insert(key.as_str());
+        }
+    }
+
+    // Arguments that are not client properties, as given.
+    for (name, value) in &spec.args {
+        if tool.option(name).is_some() {
+            continue;
+        }
+        match value {
+            Scalar::Bool(true) => args.push(format!("--{name}")),
+            Scalar::Bool(false) => {}
+            other => {
+                args.push(format!("--{name}"));
+                args.push(other.to_text());
+            }
+        }
+    }
+    args.extend(extra.cloned());
+    ToolArgs { args, carries_secret }
+}

@@ -1,0 +1,152 @@
+//! Kafka's own config catalogue (`catalogue/kafka-configs.json`), generated from the `ConfigDef`s
+//! in Kafka's jars by `catalogue/generate.sh` and embedded at build time.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use crate::engine::spec::Role;
+
+const CONFIGS_JSON: &str = include_str!("../../../catalogue/kafka-configs.json");
+
+/// `ConfigDef.Type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum ConfigType {
+    Boolean,
+    String,
+    Int,
+    Short,
+    Long,
+    Double,
+    List,
+    Class,
+    Password,
+}
+
+/// A `ConfigDef.Validator`, as far as the generator could read its structure.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Validator {
+    Range {
+        #[serde(default)]
+        min: Option<f64>,
+        #[serde(default)]
+        max: Option<f64>,
+    },
+    ValidString {
+        values: Vec<String>,
+    },
+    CaseInsensitiveValidString {
+        values: Vec<String>,
+    },
+    ValidList {
+        #[serde(default)]
+        values: Vec<String>,
+        #[serde(default, rename = "allowEmpty")]
+        allow_empty: Option<bool>,
+    },
+    NonEmptyString,
+    NonNullValidator,
+    Composite {
+        validators: Vec<Validator>,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigKey {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub config_type: ConfigType,
+    #[serde(default)]
+    pub default: Option<String>,
+    #[serde(default)]
+    pub has_default: bool,
+    #[serde(default)]
+    pub importance: Option<String>,
+    #[serde(default)]
+    pub validator: Option<Validator>,
+    #[serde(default)]
+    pub validator_text: Option<String>,
+    #[serde(default)]
+    pub deprecated: bool,
+    #[serde(default)]
+    pub doc: Option<String>,
+}
+
+impl ConfigKey {
+    pub fn is_password(&self) -> bool {
+        self.config_type == ConfigType::Password
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct ConfigSetFile {
+    #[serde(default)]
+    source: Option<String>,
+    keys: Vec<ConfigKey>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CatalogueFile {
+    kafka_version: String,
+    sets: BTreeMap<String, ConfigSetFile>,
+}
+
+/// The keys of one client or server kind, by name.
+#[derive(Debug)]
+pub struct ConfigSet {
+    pub source: String,
+    pub keys: BTreeMap<String, ConfigKey>,
+}
+
+#[derive(Debug)]
+pub struct ConfigCatalogue {
+    pub kafka_version: String,
+    pub sets: BTreeMap<String, ConfigSet>,
+}
+
+impl ConfigCatalogue {
+    /// The embedded catalogue; a test parses it, so failure here is a build defect.
+    pub fn get() -> &'static ConfigCatalogue {
+        static CATALOGUE: OnceLock<ConfigCatalogue> = OnceLock::new();
+        CATALOGUE.get_or_init(|| {
+            let file: CatalogueFile = serde_json::from_str(CONFIGS_JSON)
+                .unwrap_or_else(|e| panic!("catalogue/kafka-configs.json is invalid: {e}"));
+            ConfigCatalogue {
+                kafka_version: file.kafka_version,
+                sets: file
+                    .sets
+                    .into_iter()
+                    .map(|(name, set)| {
+                        let keys = set.keys.into_iter().map(|k| (k.name.clone(), k)).collect();
+                        (name, ConfigSet { source: set.source.unwrap_or_default(), keys })
+                    })
+                    .collect(),
+            }
+        })
+    }
+
+    /// The config set a role's file is read by.
+    pub fn set_for(&self, role: Role) -> Option<&ConfigSet> {
+        let candidates: &[&str] = match role {
+            Role::Producer => &["producer"],
+            Role::Consumer => &["consumer"],
+            Role::Admin => &["admin"],
+            Role::ShareConsumer => &["share-consumer", "consumer"],
+            Role::Broker => &["broker"],
+            Role::Controller => &["controller", "broker"],
+            Role::MirrorMaker => &["mirror-maker"],
+        };
+        candidates.iter().find_map(|name| self.sets.get(*name))
+    }
+
+    pub fn key(&self, role: Role, key: &str) -> Option<&ConfigKey> {
+        self.set_for(role).and_then(|set| set.keys.get(key))
+    }
+}

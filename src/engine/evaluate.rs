@@ -1,0 +1,585 @@
+//! The pipeline: sources → layers → references → checks → render. Pure: everything it needs is in
+//! the [`Request`]; the operator and the CLI differ only in how they fill it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::engine::args;
+use crate::engine::catalogue::configs::ConfigCatalogue;
+use crate::engine::catalogue::tools::{Applied, Tool, ToolCatalogue, ToolOption};
+use crate::engine::globals::{self, GlobalDefaults, role_entries};
+use crate::engine::layers::{Contribution, Layer, Provenance, SecretOrigin};
+use crate::engine::outcome::{Problem, Reason, Shadowed, Warning};
+use crate::engine::reference::{self, Bindings, Mode, ReferenceError};
+use crate::engine::render::{self, Rendered};
+use crate::engine::sensitive;
+use crate::engine::sources::{self, LoadedFile, SourceKind, SourceRef, Sources};
+use crate::engine::spec::{COMMON, Precedence, ReferenceMode, Role, Scalar, ToolConfigSpec};
+use crate::engine::suggest;
+use crate::engine::validate;
+
+/// Everything one evaluation needs.
+pub struct Request<'a> {
+    pub name: &'a str,
+    pub namespace: &'a str,
+    pub spec: &'a ToolConfigSpec,
+    /// Labels of the config's namespace (for GlobalClientDefaults namespace selectors).
+    pub namespace_labels: &'a BTreeMap<String, String>,
+    /// Every GlobalClientDefaults in the cluster; the engine selects.
+    pub globals: &'a [GlobalDefaults],
+    /// ConfigMaps and Secrets of the config's namespace.
+    pub sources: &'a dyn Sources,
+}
+
+/// One role's merged configuration: every key with its provenance chain.
+#[derive(Debug, Clone, Default)]
+pub struct RoleView {
+    pub keys: BTreeMap<String, Provenance>,
+    /// Provider names declared by the merged `config.providers`.
+    pub providers: BTreeSet<String>,
+}
+
+impl RoleView {
+    /// The value written to the file: the highest contribution that is not a Legacy forced value
+    /// (the tool applies those itself).
+    pub fn file_value(&self, key: &str) -> Option<&Contribution> {
+        self.keys
+            .get(key)
+            .and_then(|p| p.chain.iter().find(|c| c.layer != Layer::ForcedByTool && c.layer != Layer::KafkaDefaults))
+    }
+
+    /// The value the tool ends up with.
+    pub fn effective_value(&self, key: &str) -> Option<&Contribution> {
+        self.keys
+            .get(key)
+            .map(Provenance::winner)
+            .filter(|c| c.layer != Layer::KafkaDefaults)
+    }
+
+    /// Keys written to the file, with the contribution that wins there.
+    pub fn file_entries(&self) -> impl Iterator<Item = (&str, &Contribution)> {
+        self.keys.keys().filter_map(|k| self.file_value(k).map(|c| (k.as_str(), c)))
+    }
+}
+
+/// The result of evaluating one KafkaToolConfig.
+#[derive(Debug, Clone, Default)]
+pub struct Evaluation {
+    /// Canonical tool name (empty when the tool is unknown).
+    pub tool: String,
+    pub roles: Vec<Role>,
+    /// Problems reading sources (`SourcesResolved=False`).
+    pub source_problems: Vec<Problem>,
+    /// Problems with the merged configuration (`Valid=False`).
+    pub problems: Vec<Problem>,
+    pub warnings: Vec<Warning>,
+    pub views: BTreeMap<Role, RoleView>,
+    pub shadowed: Vec<Shadowed>,
+    /// GlobalClientDefaults applied, in application order.
+    pub globals_applied: Vec<String>,
+    /// ConfigMaps and Secrets the spec references.
+    pub referenced: Vec<SourceRef>,
+    /// Present only when there are no problems.
+    pub rendered: Option<Rendered>,
+}
+
+impl Evaluation {
+    pub fn is_valid(&self) -> bool {
+        self.problems.is_empty() && self.source_problems.is_empty()
+    }
+
+    /// Whether a value shown to people must be redacted.
+    pub fn is_sensitive(&self, role: Role, key: &str, contribution: &Contribution) -> bool {
+        contribution.is_secret_sourced() || sensitive::is_password_key(role, key)
+    }
+}
+
+/// A value before references are resolved.
+struct Raw<'a> {
+    key: &'a str,
+    layer: Layer,
+    source: String,
+    text: String,
+    file_secret: Option<(&'a str, &'a str)>,
+}
+
+pub fn evaluate(req: &Request<'_>) -> Evaluation {
+    let mut ev = Evaluation {
+        referenced: sources::referenced_sources(req.spec),
+        ..Evaluation::default()
+    };
+    let catalogue = ToolCatalogue::get();
+    let Some(tool) = catalogue.tool(&req.spec.tool) else {
+        let hint = suggest::closest(&req.spec.tool, catalogue.names())
+            .map(|s| format!("did you mean {s}? "))
+            .unwrap_or_default();
+        ev.problems.push(Problem::new(
+            Reason::UnknownTool,
+            "spec.tool",
+            format!(
+                "{:?} is not a tool of the catalogue; {hint}known tools: {}",
+                req.spec.tool,
+                catalogue.names().collect::<Vec<_>>().join(", ")
+            ),
+        ));
+        return ev;
+    };
+    ev.tool = tool.name.clone();
+    ev.roles = roles_of(tool, req.spec, &mut ev.problems);
+    check_sections(tool, req.spec, &ev.roles, &mut ev.problems);
+    args::check_args(tool, req.spec, &mut ev.problems);
+
+    let files = sources::load_files(req.spec, req.sources, &mut ev.source_problems, &mut ev.warnings);
+    let bindings = sources::bindings(req.spec, req.sources, &mut ev.source_problems);
+
+    let mut applied: Vec<&GlobalDefaults> = Vec::new();
+    for global in globals::select(req.globals, &tool.name, req.namespace_labels) {
+        let problems = global.problems();
+        if problems.is_empty() {
+            applied.push(global);
+            ev.globals_applied.push(global.name.clone());
+        } else {
+            ev.warnings.push(Warning {
+                key: String::new(),
+                role: None,
+                reason: Reason::GlobalDefaultsInvalid,
+                message: format!(
+                    "GlobalClientDefaults {} selects this config but is invalid and was not applied: {}",
+                    global.name,
+                    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+                ),
+            });
+        }
+    }
+
+    let mode = match req.spec.references() {
+        ReferenceMode::Strict => Mode::Strict,
+        ReferenceMode::Lenient => Mode::Lenient,
+    };
+    for &role in &ev.roles {
+        let raws = collect(tool, req.spec, role, &files, &applied, &mut ev.problems);
+        let view = resolve(role, raws, &bindings, mode, &mut ev.source_problems);
+        ev.views.insert(role, view);
+    }
+
+    for (&role, view) in &ev.views {
+        check_override_policy(role, view, &applied, &mut ev.problems);
+        warn_forced_by_tool(tool, req.spec.precedence(), role, view, &mut ev.warnings);
+        warn_enforced(role, view, &mut ev.warnings);
+        validate::check_role(role, view, &mut ev.problems, &mut ev.warnings);
+        ev.shadowed.extend(shadowed(role, view));
+    }
+    check_required(tool, req.spec, &ev.views, &mut ev.problems);
+
+    ev.problems.sort_by(|a, b| (a.reason, &a.field, &a.message).cmp(&(b.reason, &b.field, &b.message)));
+    ev.problems.dedup();
+    ev.source_problems.dedup();
+    ev.warnings.sort();
+    ev.warnings.dedup();
+    if ev.is_valid() {
+        match render::render(req, tool, &ev.views, &mut ev.warnings) {
+            Ok(rendered) => ev.rendered = Some(rendered),
+            Err(problems) => ev.problems.extend(problems),
+        }
+    }
+    ev
+}
+
+/// The roles to render: the tool's, or for `client`/`kafka-server` the ones the spec selects.
+fn roles_of(tool: &Tool, spec: &ToolConfigSpec, problems: &mut Vec<Problem>) -> Vec<Role> {
+    let names = || tool.roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
+    if tool.select_roles {
+        if spec.roles.is_empty() {
+            problems.push(Problem::new(
+                Reason::UnknownRole,
+                "spec.roles",
+                format!("{} needs spec.roles: one or more of {}", tool.name, names()),
+            ));
+            return Vec::new();
+        }
+        let mut roles = Vec::new();
+        for role in &spec.roles {
+            if tool.roles.contains(role) {
+                if !roles.contains(role) {
+                    roles.push(*role);
+                }
+            } else {
+                problems.push(Problem::new(
+                    Reason::UnknownRole,
+                    "spec.roles",
+                    format!("{} has no role {role}; use {}", tool.name, names()),
+                ));
+            }
+        }
+        return roles;
+    }
+    if !spec.roles.is_empty() && spec.roles.iter().any(|r| !tool.roles.contains(r)) {
+        problems.push(Problem::new(
+            Reason::UnknownRole,
+            "spec.roles",
+            format!("{} builds {}; spec.roles is only needed for client and kafka-server", tool.name, names()),
+        ));
+    }
+    tool.roles.clone()
+}
+
+/// Every `properties` section and file role must be `common` or a role of the tool.
+fn check_sections(tool: &Tool, spec: &ToolConfigSpec, roles: &[Role], problems: &mut Vec<Problem>) {
+    let names = || roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
+    for section in spec.properties.keys() {
+        let known = section == COMMON || Role::parse(section).is_some_and(|r| roles.contains(&r));
+        if !known {
+            problems.push(Problem::new(
+                Reason::UnknownRole,
+                format!("spec.properties.{section}"),
+                format!("{} renders {}; use common or one of those", tool.name, names()),
+            ));
+        }
+    }
+    for (index, file) in spec.config_files.iter().enumerate() {
+        if let Some(role) = file.role
+            && !roles.contains(&role)
+        {
+            problems.push(Problem::new(
+                Reason::UnknownRole,
+                format!("spec.configFiles[{index}].role"),
+                format!("{} renders {}, not {role}", tool.name, names()),
+            ));
+        }
+    }
+}
+
+/// The value an option puts into its key when given as `value`, or `None` when it puts nothing.
+pub fn option_value(option: &ToolOption, value: &Scalar) -> Result<Option<String>, String> {
+    if let Some(flag_value) = &option.flag {
+        return match value {
+            Scalar::Bool(true) => Ok(Some(flag_value.clone())),
+            Scalar::Bool(false) => Ok(None),
+            Scalar::Str(s) if s == "true" || s.is_empty() => Ok(Some(flag_value.clone())),
+            Scalar::Str(s) if s == "false" => Ok(None),
+            _ => Err(format!("--{} is a flag: use true or false", option.name)),
+        };
+    }
+    if let Some(when_empty) = &option.when_empty {
+        match value {
+            Scalar::Bool(true) => return Ok(Some(when_empty.clone())),
+            Scalar::Str(s) if s.is_empty() => return Ok(Some(when_empty.clone())),
+            _ => {}
+        }
+    }
+    Ok(Some(value.to_text()))
+}
+
+/// The raw values of every layer for one role, lowest precedence first.
+fn collect<'a>(
+    tool: &'a Tool,
+    spec: &'a ToolConfigSpec,
+    role: Role,
+    files: &'a [LoadedFile],
+    applied: &[&'a GlobalDefaults],
+    problems: &mut Vec<Problem>,
+) -> Vec<Raw<'a>> {
+    let legacy = spec.precedence() == Precedence::Legacy;
+    let mut raws: Vec<Raw<'a>> = Vec::new();
+    let push = |raws: &mut Vec<Raw<'a>>, key: &'a str, layer, source: String, text: String| {
+        raws.push(Raw {
+            key,
+            layer,
+            source,
+            text,
+            file_secret: None,
+        })
+    };
+
+    for global in applied.iter().filter(|g| g.applies_to_role(role)) {
+        for (section, key, value) in role_entries(&global.spec.defaults, role) {
+            let source = format!("GlobalClientDefaults {} defaults.{section}", global.name);
+            push(&mut raws, key, Layer::ClusterDefaults, source, value.to_text());
+        }
+    }
+
+    if let Some(defaults) = tool.tool_defaults.get(&role) {
+        for (key, value) in defaults {
+            push(&mut raws, key, Layer::ToolDefaults, format!("{} default", tool.name), value.clone());
+        }
+    }
+    for option in tool.options_for(role) {
+        if let Some(default) = &option.default
+            && !matches!(option.applied, Applied::ExplicitOverrides | Applied::WhenAbsent)
+        {
+            push(&mut raws, &option.key, Layer::ToolDefaults, format!("--{} default", option.name), default.clone());
+        }
+    }
+
+    let mut arg_values: Vec<(&'a ToolOption, String)> = Vec::new();
+    for option in tool.options_for(role) {
+        if let Some(value) = spec.args.get(&option.name) {
+            match option_value(option, value) {
+                Ok(Some(text)) => arg_values.push((option, text)),
+                Ok(None) => {}
+                Err(message) => problems.push(Problem::new(
+                    Reason::InvalidArgument,
+                    format!("spec.args.{}", option.name),
+                    message,
+                )),
+            }
+        }
+    }
+    let is_before_file = |o: &ToolOption| legacy && o.applied == Applied::BeforeFile;
+    for (option, text) in arg_values.iter().filter(|(o, _)| is_before_file(o)) {
+        push(&mut raws, &option.key, Layer::Args, format!("args.{}", option.name), text.clone());
+    }
+
+    for file in files {
+        let file_role = spec.config_files.get(file.index).and_then(|f| f.role);
+        if file_role.is_some_and(|r| r != role) {
+            continue;
+        }
+        for entry in &file.entries {
+            raws.push(Raw {
+                key: &entry.key,
+                layer: Layer::ConfigFiles,
+                source: file.source_label(entry.line),
+                text: entry.value.clone(),
+                file_secret: (file.kind == SourceKind::Secret).then_some((file.object.as_str(), file.key.as_str())),
+            });
+        }
+    }
+
+    for (section, key, value) in role_entries(&spec.properties, role) {
+        push(&mut raws, key, Layer::Properties, format!("properties.{section}"), value.to_text());
+    }
+
+    for (option, text) in arg_values.iter().filter(|(o, _)| !is_before_file(o)) {
+        push(&mut raws, &option.key, Layer::Args, format!("args.{}", option.name), text.clone());
+    }
+
+    for global in applied.iter().filter(|g| g.applies_to_role(role)) {
+        for (section, key, value) in role_entries(&global.spec.enforced, role) {
+            let source = format!("GlobalClientDefaults {} enforced.{section}", global.name);
+            push(&mut raws, key, Layer::Enforced, source, value.to_text());
+        }
+    }
+
+    if legacy {
+        if let Some(forced) = tool.forced.get(&role) {
+            for (key, value) in forced {
+                push(&mut raws, key, Layer::ForcedByTool, format!("forced by {}", tool.name), value.clone());
+            }
+        }
+        for option in tool.options_for(role).filter(|o| o.applied == Applied::AlwaysOverrides) {
+            let given = arg_values.iter().find(|(o, _)| o.name == option.name).map(|(_, t)| t.clone());
+            if let Some(text) = given.or_else(|| option.default.clone()) {
+                let source = format!("--{} (forced by {})", option.name, tool.name);
+                push(&mut raws, &option.key, Layer::ForcedByTool, source, text);
+            }
+        }
+    }
+    raws
+}
+
+/// Resolves references and builds each key's chain.
+fn resolve(
+    role: Role,
+    raws: Vec<Raw<'_>>,
+    bindings: &Bindings,
+    mode: Mode,
+    problems: &mut Vec<Problem>,
+) -> RoleView {
+    // The providers in force are those of the config.providers value that wins.
+    let providers = raws
+        .iter()
+        .rev()
+        .find(|r| r.key == "config.providers")
+        .and_then(|r| reference::resolve(&r.text, bindings, &BTreeSet::new(), Mode::Lenient).ok())
+        .map(|r| reference::provider_names(&r.value))
+        .unwrap_or_default();
+    let mut keys: BTreeMap<String, Provenance> = BTreeMap::new();
+    for raw in raws {
+        let resolved = match reference::resolve(&raw.text, bindings, &providers, mode) {
+            Ok(resolved) => resolved,
+            Err(error) => {
+                let reason = match error {
+                    ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
+                    ReferenceError::Unterminated { .. } => Reason::ParseError,
+                };
+                problems.push(Problem::new(reason, raw.source.clone(), format!("{}: {error}", raw.key)));
+                continue;
+            }
+        };
+        let secret = match raw.file_secret {
+            Some((secret, file_key)) => Some(SecretOrigin::File {
+                secret: secret.to_string(),
+                file_key: file_key.to_string(),
+                property: raw.key.to_string(),
+            }),
+            None if resolved.is_secret() => Some(SecretOrigin::Parts(resolved.secret_parts)),
+            None => None,
+        };
+        let contribution = Contribution {
+            layer: raw.layer,
+            source: raw.source,
+            value: resolved.value,
+            secret,
+        };
+        keys.entry(raw.key.to_string())
+            .or_insert_with(|| Provenance {
+                key: raw.key.to_string(),
+                chain: Vec::new(),
+            })
+            .chain
+            .push(contribution);
+    }
+    for provenance in keys.values_mut() {
+        provenance.chain.reverse();
+    }
+    add_kafka_defaults(role, &mut keys);
+    RoleView { keys, providers }
+}
+
+/// Layer 0 for `explain`: Kafka's default for every key that is set.
+fn add_kafka_defaults(role: Role, keys: &mut BTreeMap<String, Provenance>) {
+    let catalogue = ConfigCatalogue::get();
+    for (key, provenance) in keys.iter_mut() {
+        if let Some(def) = catalogue.key(role, key)
+            && let Some(default) = &def.default
+        {
+            provenance.chain.push(Contribution::new(Layer::KafkaDefaults, "Kafka default", default.clone()));
+        }
+    }
+}
+
+fn check_override_policy(role: Role, view: &RoleView, applied: &[&GlobalDefaults], problems: &mut Vec<Problem>) {
+    for global in applied.iter().filter(|g| g.applies_to_role(role)) {
+        let Some(policy) = &global.spec.override_policy else {
+            continue;
+        };
+        let refused: Vec<String> = view
+            .keys
+            .values()
+            .filter(|p| !policy.allows(&p.key))
+            .filter_map(|p| {
+                let sources: Vec<&str> = p
+                    .chain
+                    .iter()
+                    .filter(|c| c.layer.is_user_layer())
+                    .map(|c| c.source.as_str())
+                    .collect();
+                (!sources.is_empty()).then(|| format!("{} ({})", p.key, sources.join(", ")))
+            })
+            .collect();
+        if !refused.is_empty() {
+            let allowed = if policy.keys.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", policy.keys.join(", "))
+            };
+            problems.push(Problem::new(
+                Reason::OverrideNotAllowed,
+                format!("spec ({role})"),
+                format!(
+                    "GlobalClientDefaults {} (overridePolicy {:?}{allowed}) does not allow this config to set: {}",
+                    global.name,
+                    policy.mode(),
+                    refused.join("; ")
+                ),
+            ));
+        }
+    }
+}
+
+fn warn_forced_by_tool(tool: &Tool, precedence: Precedence, role: Role, view: &RoleView, warnings: &mut Vec<Warning>) {
+    let Some(forced) = tool.forced.get(&role) else {
+        return;
+    };
+    for (key, forced_value) in forced {
+        let Some(user) = view.file_value(key) else {
+            continue;
+        };
+        if user.layer == Layer::ToolDefaults || &user.value == forced_value {
+            continue;
+        }
+        let message = match precedence {
+            Precedence::Modern => format!(
+                "{} forces {key}={forced_value} in code: the value from {} is rendered but cannot take \
+                 effect with today's tool",
+                tool.name, user.source
+            ),
+            Precedence::Legacy => format!(
+                "{} forces {key}={forced_value} in code (Legacy precedence): it overrides the value from {}",
+                tool.name, user.source
+            ),
+        };
+        warnings.push(Warning {
+            key: key.clone(),
+            role: Some(role),
+            reason: Reason::ForcedByTool,
+            message,
+        });
+    }
+}
+
+fn warn_enforced(role: Role, view: &RoleView, warnings: &mut Vec<Warning>) {
+    for provenance in view.keys.values() {
+        let mut chain = provenance.chain.iter().filter(|c| c.layer != Layer::ForcedByTool);
+        let (Some(winner), Some(below)) = (chain.next(), chain.find(|c| c.layer != Layer::Enforced)) else {
+            continue;
+        };
+        if winner.layer == Layer::Enforced && below.layer != Layer::KafkaDefaults && winner.value != below.value {
+            warnings.push(Warning {
+                key: provenance.key.clone(),
+                role: Some(role),
+                reason: Reason::Enforced,
+                message: format!("{} overrides the value from {}", winner.source, below.source),
+            });
+        }
+    }
+}
+
+/// KIP-1137: required arguments count as given when their key comes from any source.
+fn check_required(tool: &Tool, spec: &ToolConfigSpec, views: &BTreeMap<Role, RoleView>, problems: &mut Vec<Problem>) {
+    for group in &tool.required {
+        let key_options: Vec<&ToolOption> = group.iter().filter_map(|name| tool.option(name)).collect();
+        let given = |name: &String| spec.args.get(name).is_some_and(|v| !matches!(v, Scalar::Bool(false)));
+        let satisfied = group.iter().any(given)
+            || key_options.iter().any(|o| {
+                views
+                    .iter()
+                    .any(|(role, view)| o.feeds(*role, tool) && view.effective_value(&o.key).is_some())
+            })
+            || (key_options.is_empty() && group.iter().any(|n| tool.is_config_file_option(n)));
+        if satisfied {
+            continue;
+        }
+        let options = group.iter().map(|n| format!("--{n}")).collect::<Vec<_>>().join(" or ");
+        let keys: Vec<&str> = key_options.iter().map(|o| o.key.as_str()).collect();
+        let how = if keys.is_empty() {
+            format!("set it in spec.args ({})", group.join(" or "))
+        } else {
+            format!(
+                "set spec.args.{}, or {} in spec.properties or a config file",
+                group.join(" or spec.args."),
+                keys.join(" or ")
+            )
+        };
+        problems.push(Problem::new(
+            Reason::MissingRequired,
+            "spec.args",
+            format!("{} requires {options}: {how}", tool.name),
+        ));
+    }
+}
+
+fn shadowed(role: Role, view: &RoleView) -> Vec<Shadowed> {
+    view.keys
+        .values()
+        .filter_map(|p| {
+            let chain: Vec<&Contribution> = p.chain.iter().filter(|c| c.layer != Layer::KafkaDefaults).collect();
+            (chain.len() > 1).then(|| Shadowed {
+                key: p.key.clone(),
+                role,
+                winner: chain[0].layer.as_str().to_string(),
+                over: chain[1..].iter().map(|c| c.shadow_label()).collect(),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,120 @@
+//! The layers of DESIGN section 3 and the provenance of every key.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::engine::reference::SecretPart;
+
+/// A precedence layer. The derived order is the Modern order, lowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Layer {
+    /// 0: Kafka's own defaults (rendered only with `output.renderDefaults`).
+    KafkaDefaults,
+    /// 1: `GlobalClientDefaults.spec.defaults`.
+    ClusterDefaults,
+    /// 2: the tool's defaults and its options' defaults.
+    ToolDefaults,
+    /// 3: `spec.configFiles`.
+    ConfigFiles,
+    /// 4: `spec.properties`.
+    Properties,
+    /// 5: `spec.args`.
+    Args,
+    /// 6: `GlobalClientDefaults.spec.enforced`.
+    Enforced,
+    /// `Legacy` only: values today's tool forces in code, above everything.
+    ForcedByTool,
+}
+
+impl Layer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::KafkaDefaults => "kafkaDefaults",
+            Layer::ClusterDefaults => "clusterDefaults",
+            Layer::ToolDefaults => "toolDefaults",
+            Layer::ConfigFiles => "configFiles",
+            Layer::Properties => "properties",
+            Layer::Args => "args",
+            Layer::Enforced => "enforced",
+            Layer::ForcedByTool => "forcedByTool",
+        }
+    }
+
+    /// Layers a KafkaToolConfig writes itself (what an override policy governs).
+    pub fn is_user_layer(self) -> bool {
+        matches!(self, Layer::ConfigFiles | Layer::Properties | Layer::Args)
+    }
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a Secret-held value sits, so `output.secrets: Deferred` can write a reference instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SecretOrigin {
+    /// Substitutions of Secret-sourced `${env.X}` references inside the value.
+    Parts(Vec<SecretPart>),
+    /// The whole value is a key of a `.properties` file held in a Secret.
+    File {
+        secret: String,
+        file_key: String,
+        property: String,
+    },
+}
+
+/// One layer's value for a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Contribution {
+    pub layer: Layer,
+    /// Human-readable origin: `configFiles[0] base-client/client.properties:2`, `args.topic`, …
+    pub source: String,
+    pub value: String,
+    pub secret: Option<SecretOrigin>,
+}
+
+impl Contribution {
+    pub fn new(layer: Layer, source: impl Into<String>, value: impl Into<String>) -> Self {
+        Self {
+            layer,
+            source: source.into(),
+            value: value.into(),
+            secret: None,
+        }
+    }
+
+    pub fn is_secret_sourced(&self) -> bool {
+        self.secret.is_some()
+    }
+
+    /// How the contribution is named in `status.shadowed`: the source for files (so the line is
+    /// visible), else the layer.
+    pub fn shadow_label(&self) -> String {
+        match self.layer {
+            Layer::ConfigFiles | Layer::ClusterDefaults | Layer::Enforced => self.source.clone(),
+            _ => self.layer.as_str().to_string(),
+        }
+    }
+}
+
+/// Every value one key received, highest precedence first; the first is the winner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provenance {
+    pub key: String,
+    pub chain: Vec<Contribution>,
+}
+
+impl Provenance {
+    pub fn winner(&self) -> &Contribution {
+        // A provenance is only created with its first contribution.
+        &self.chain[0]
+    }
+
+    pub fn overridden(&self) -> &[Contribution] {
+        &self.chain[1..]
+    }
+}

@@ -1,0 +1,125 @@
+//! What an evaluation reports: problems (which decide the conditions), warnings and shadowing.
+//! Reasons are public API (they appear in status conditions): CamelCase and stable.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::engine::spec::Role;
+
+/// Why a condition is not True, or why a warning was raised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Reason {
+    // SourcesResolved=False
+    ConfigMapNotFound,
+    SecretNotFound,
+    KeyNotFound,
+    ParseError,
+    UnresolvedReference,
+    CrossNamespaceReference,
+    // Valid=False
+    UnknownTool,
+    UnknownRole,
+    InvalidArgument,
+    InvalidValue,
+    MissingRequired,
+    OverrideNotAllowed,
+    SensitiveValueInConfigMap,
+    RoleConflict,
+    LocalOnlyKey,
+    OutputTooLarge,
+    // Warnings
+    ForcedByTool,
+    Enforced,
+    UnknownKey,
+    DeprecatedKey,
+    NonAsciiInFile,
+    OverrideIgnored,
+    GlobalDefaultsInvalid,
+    ConflictingKeys,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::ConfigMapNotFound => "ConfigMapNotFound",
+            Reason::SecretNotFound => "SecretNotFound",
+            Reason::KeyNotFound => "KeyNotFound",
+            Reason::ParseError => "ParseError",
+            Reason::UnresolvedReference => "UnresolvedReference",
+            Reason::CrossNamespaceReference => "CrossNamespaceReference",
+            Reason::UnknownTool => "UnknownTool",
+            Reason::UnknownRole => "UnknownRole",
+            Reason::InvalidArgument => "InvalidArgument",
+            Reason::InvalidValue => "InvalidValue",
+            Reason::MissingRequired => "MissingRequired",
+            Reason::OverrideNotAllowed => "OverrideNotAllowed",
+            Reason::SensitiveValueInConfigMap => "SensitiveValueInConfigMap",
+            Reason::RoleConflict => "RoleConflict",
+            Reason::LocalOnlyKey => "LocalOnlyKey",
+            Reason::OutputTooLarge => "OutputTooLarge",
+            Reason::ForcedByTool => "ForcedByTool",
+            Reason::Enforced => "Enforced",
+            Reason::UnknownKey => "UnknownKey",
+            Reason::DeprecatedKey => "DeprecatedKey",
+            Reason::NonAsciiInFile => "NonAsciiInFile",
+            Reason::OverrideIgnored => "OverrideIgnored",
+            Reason::GlobalDefaultsInvalid => "GlobalDefaultsInvalid",
+            Reason::ConflictingKeys => "ConflictingKeys",
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failure: the config is not rendered while any exists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub reason: Reason,
+    /// Which field of the spec (or which object) the problem is in.
+    pub field: String,
+    pub message: String,
+}
+
+impl Problem {
+    pub fn new(reason: Reason, field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            reason,
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            write!(f, "{}: {}", self.reason, self.message)
+        } else {
+            write!(f, "{}: {}: {}", self.reason, self.field, self.message)
+        }
+    }
+}
+
+/// Something the user should know that does not stop rendering. Never carries a secret value.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Warning {
+    pub key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+    pub reason: Reason,
+    pub message: String,
+}
+
+/// A key set by more than one layer: who won, over whom (names only, never values).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Shadowed {
+    pub key: String,
+    pub role: Role,
+    pub winner: String,
+    pub over: Vec<String>,
+}

@@ -1,0 +1,398 @@
+//! The `.properties` codec, exactly as `java.util.Properties` reads and writes it.
+//!
+//! Kafka loads configuration files with `Properties.load(InputStream)`, which decodes bytes as
+//! ISO-8859-1, so [`load`] takes bytes and maps each byte to the char of the same value. [`store`]
+//! escapes as `Properties.store` does with Unicode escaping on, so the output is pure ASCII and
+//! `load(store(m)) == m` for every map.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// One `key=value` pair read from a file, with the (1-based) line its logical line starts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub key: String,
+    pub value: String,
+    pub line: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("line {line}: malformed \\uxxxx escape (Java rejects the whole file)")]
+    MalformedUnicodeEscape { line: u32 },
+    #[error(
+        "line {line}: \\u{unit:04X} is half of a UTF-16 surrogate pair without its other half; \
+         write the whole pair"
+    )]
+    LoneSurrogate { line: u32, unit: u16 },
+}
+
+impl ParseError {
+    pub fn line(&self) -> u32 {
+        match self {
+            Self::MalformedUnicodeEscape { line } | Self::LoneSurrogate { line, .. } => *line,
+        }
+    }
+}
+
+/// Reads a file as `Properties.load(InputStream)` does; entries come in file order, a later
+/// duplicate key replacing an earlier one is left to the caller (see [`load_map`]).
+pub fn load(bytes: &[u8]) -> Result<Vec<Entry>, ParseError> {
+    let chars: Vec<char> = bytes.iter().map(|&b| char::from(b)).collect();
+    load_chars(&chars)
+}
+
+/// Reads text that is already decoded (for example a `.properties` value typed in YAML).
+pub fn load_str(text: &str) -> Result<Vec<Entry>, ParseError> {
+    let chars: Vec<char> = text.chars().collect();
+    load_chars(&chars)
+}
+
+/// [`load`] into a map, later keys winning, as `Properties` does.
+pub fn load_map(bytes: &[u8]) -> Result<BTreeMap<String, String>, ParseError> {
+    Ok(load(bytes)?
+        .into_iter()
+        .map(|e| (e.key, e.value))
+        .collect())
+}
+
+fn load_chars(input: &[char]) -> Result<Vec<Entry>, ParseError> {
+    let mut reader = LineReader::new(input);
+    let mut entries = Vec::new();
+    while let Some((line, start_line)) = reader.read_logical_line() {
+        let (key_end, value_start) = split_key_value(&line);
+        let key = unescape(&line[..key_end], start_line)?;
+        let value = unescape(&line[value_start..], start_line)?;
+        entries.push(Entry {
+            key,
+            value,
+            line: start_line,
+        });
+    }
+    Ok(entries)
+}
+
+fn is_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\u{c}')
+}
+
+/// `Properties.LineReader`: joins continuation lines, drops comments and blank lines, and
+/// skips leading whitespace of every natural line it reads.
+struct LineReader<'a> {
+    input: &'a [char],
+    pos: usize,
+    line: u32,
+}
+
+impl<'a> LineReader<'a> {
+    fn new(input: &'a [char]) -> Self {
+        Self {
+            input,
+            pos: 0,
+            line: 1,
+        }
+    }
+
+    fn read_logical_line(&mut self) -> Option<(Vec<char>, u32)> {
+        let mut buf: Vec<char> = Vec::new();
+        let mut skip_white_space = true;
+        let mut appended_line_begin = false;
+        let mut preceding_backslash = false;
+        let mut is_new_line = true;
+        let mut is_comment_line = false;
+        let mut skip_lf = false;
+        let mut start_line = self.line;
+        loop {
+            let Some(&c) = self.input.get(self.pos) else {
+                if buf.is_empty() || is_comment_line {
+                    return None;
+                }
+                if preceding_backslash {
+                    buf.pop();
+                }
+                return Some((buf, start_line));
+            };
+            self.pos += 1;
+            if skip_lf {
+                skip_lf = false;
+                if c == '\n' {
+                    continue;
+                }
+            }
+            if skip_white_space {
+                if is_blank(c) {
+                    continue;
+                }
+                if !appended_line_begin && (c == '\r' || c == '\n') {
+                    self.count_line_end(c);
+                    continue;
+                }
+                skip_white_space = false;
+                appended_line_begin = false;
+            }
+            if is_new_line {
+                is_new_line = false;
+                start_line = self.line;
+                if c == '#' || c == '!' {
+                    is_comment_line = true;
+                    continue;
+                }
+            }
+            if c != '\n' && c != '\r' {
+                buf.push(c);
+                preceding_backslash = c == '\\' && !preceding_backslash;
+                continue;
+            }
+            self.count_line_end(c);
+            if is_comment_line || buf.is_empty() {
+                is_comment_line = false;
+                is_new_line = true;
+                skip_white_space = true;
+                buf.clear();
+                continue;
+            }
+            if self.pos >= self.input.len() {
+                if preceding_backslash {
+                    buf.pop();
+                }
+                return Some((buf, start_line));
+            }
+            if preceding_backslash {
+                buf.pop();
+                skip_white_space = true;
+                appended_line_begin = true;
+                preceding_backslash = false;
+                if c == '\r' {
+                    skip_lf = true;
+                }
+            } else {
+                return Some((buf, start_line));
+            }
+        }
+    }
+
+    /// Line numbers for messages: `\r\n` counts once, as an editor shows it.
+    fn count_line_end(&mut self, c: char) {
+        if c == '\r' && self.input.get(self.pos) == Some(&'\n') {
+            return;
+        }
+        self.line += 1;
+    }
+}
+
+/// Where the key ends and the value starts in a logical line (`Properties.load0`).
+fn split_key_value(line: &[char]) -> (usize, usize) {
+    let limit = line.len();
+    let mut key_len = 0;
+    let mut value_start = limit;
+    let mut has_sep = false;
+    let mut preceding_backslash = false;
+    while key_len < limit {
+        let c = line[key_len];
+        if (c == '=' || c == ':') && !preceding_backslash {
+            value_start = key_len + 1;
+            has_sep = true;
+            break;
+        } else if is_blank(c) && !preceding_backslash {
+            value_start = key_len + 1;
+            break;
+        }
+        preceding_backslash = c == '\\' && !preceding_backslash;
+        key_len += 1;
+    }
+    while value_start < limit {
+        let c = line[value_start];
+        if !is_blank(c) {
+            if !has_sep && (c == '=' || c == ':') {
+                has_sep = true;
+            } else {
+                break;
+            }
+        }
+        value_start += 1;
+    }
+    (key_len, value_start)
+}
+
+/// `Properties.loadConvert`: resolves escapes; `\uXXXX` units are joined into UTF-16 pairs.
+fn unescape(segment: &[char], line: u32) -> Result<String, ParseError> {
+    let mut units: Vec<u16> = Vec::with_capacity(segment.len());
+    let mut out = String::with_capacity(segment.len());
+    let mut i = 0;
+    while i < segment.len() {
+        let mut c = segment[i];
+        i += 1;
+        if c == '\\' && i < segment.len() {
+            c = segment[i];
+            i += 1;
+            if c == 'u' {
+                if i + 4 > segment.len() {
+                    return Err(ParseError::MalformedUnicodeEscape { line });
+                }
+                let mut value: u16 = 0;
+                for &h in &segment[i..i + 4] {
+                    let digit = h
+                        .to_digit(16)
+                        .ok_or(ParseError::MalformedUnicodeEscape { line })?;
+                    value = (value << 4) | digit as u16;
+                }
+                i += 4;
+                units.push(value);
+                continue;
+            }
+            c = match c {
+                't' => '\t',
+                'r' => '\r',
+                'n' => '\n',
+                'f' => '\u{c}',
+                other => other,
+            };
+        }
+        flush_units(&mut units, &mut out, line)?;
+        out.push(c);
+    }
+    flush_units(&mut units, &mut out, line)?;
+    Ok(out)
+}
+
+fn flush_units(units: &mut Vec<u16>, out: &mut String, line: u32) -> Result<(), ParseError> {
+    if units.is_empty() {
+        return Ok(());
+    }
+    for decoded in char::decode_utf16(units.iter().copied()) {
+        match decoded {
+            Ok(c) => out.push(c),
+            Err(e) => {
+                return Err(ParseError::LoneSurrogate {
+                    line,
+                    unit: e.unpaired_surrogate(),
+                });
+            }
+        }
+    }
+    units.clear();
+    Ok(())
+}
+
+/// Writes entries as `Properties.store` does (Unicode escaped), one `key=value` per line, in the
+/// map's order (sorted), with no date comment so that equal maps give equal bytes.
+pub fn store<'a, I>(entries: I) -> String
+where
+    I: IntoIterator<Item = (&'a str, &'a str)>,
+{
+    let mut out = String::new();
+    for (key, value) in entries {
+        escape_into(&mut out, key, true);
+        out.push('=');
+        escape_into(&mut out, value, false);
+        out.push('\n');
+    }
+    out
+}
+
+/// `Properties.saveConvert` with `escapeUnicode = true`.
+fn escape_into(out: &mut String, text: &str, is_key: bool) {
+    let mut first = true;
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            ' ' if first || is_key => out.push_str("\\ "),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\u{c}' => out.push_str("\\f"),
+            '=' | ':' | '#' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' '..='~' => out.push(c),
+            _ => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{:04X}", unit);
+                }
+            }
+        }
+        first = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(text: &str) -> Vec<(String, String)> {
+        load(text.as_bytes())
+            .expect("valid input")
+            .into_iter()
+            .map(|e| (e.key, e.value))
+            .collect()
+    }
+
+    fn p(k: &str, v: &str) -> (String, String) {
+        (k.to_string(), v.to_string())
+    }
+
+    #[test]
+    fn separators_equals_colon_and_whitespace() {
+        assert_eq!(
+            pairs("a=1\nb:2\nc 3\nd\t =  4\ne"),
+            vec![p("a", "1"), p("b", "2"), p("c", "3"), p("d", "4"), p("e", "")]
+        );
+    }
+
+    #[test]
+    fn comments_and_blank_lines_are_skipped() {
+        assert_eq!(pairs("# c\n! c\n\n   \n  x=y\n"), vec![p("x", "y")]);
+    }
+
+    #[test]
+    fn odd_trailing_backslashes_continue_the_line() {
+        assert_eq!(pairs("a=one\\\n    two\nb=x\\\\\nc=y"), vec![p("a", "onetwo"), p("b", "x\\"), p("c", "y")]);
+    }
+
+    #[test]
+    fn comment_lines_do_not_continue() {
+        assert_eq!(pairs("# a\\\nb=c"), vec![p("b", "c")]);
+    }
+
+    #[test]
+    fn escapes_are_decoded() {
+        assert_eq!(pairs("k\\ ey=\\t\\n\\r\\f\\u0041\\q"), vec![p("k ey", "\t\n\r\u{c}Aq")]);
+    }
+
+    #[test]
+    fn bytes_are_iso_8859_1() {
+        assert_eq!(load_map(b"k=\xe9").expect("valid")["k"], "\u{e9}");
+    }
+
+    #[test]
+    fn malformed_unicode_escape_names_the_line() {
+        assert_eq!(load(b"a=1\nb=\\u12"), Err(ParseError::MalformedUnicodeEscape { line: 2 }));
+        assert_eq!(load(b"a=\\uZZZZ"), Err(ParseError::MalformedUnicodeEscape { line: 1 }));
+    }
+
+    #[test]
+    fn line_numbers_point_at_the_start_of_the_logical_line() {
+        let lines: Vec<u32> = load(b"# c\na=1\\\n 2\n\nb=3\r\nc=4").expect("valid").iter().map(|e| e.line).collect();
+        assert_eq!(lines, vec![2, 5, 6]);
+    }
+
+    #[test]
+    fn store_escapes_as_java_does() {
+        let stored = store([(" k=:", " v#!\\"), ("é", "€\n😀")]);
+        assert_eq!(stored, "\\ k\\=\\:=\\ v\\#\\!\\\\\n\\u00E9=\\u20AC\\n\\uD83D\\uDE00\n");
+    }
+
+    #[test]
+    fn a_value_cannot_inject_a_key() {
+        let stored = store([("a", "x\nb=evil\r\nc:d")]);
+        assert_eq!(stored.lines().count(), 1);
+        assert_eq!(pairs(&stored), vec![p("a", "x\nb=evil\r\nc:d")]);
+    }
+
+    #[test]
+    fn stored_spaces_inside_values_stay_plain() {
+        assert_eq!(store([("k", "a b ")]), "k=a b \n");
+    }
+}

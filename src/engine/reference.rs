@@ -1,0 +1,291 @@
+//! KAFKA-6142 references: `${name[,name…][:default]}` resolved from `spec.systemProperties` and
+//! `spec.env` (`env.NAME`), never from the operator's own environment.
+//!
+//! The substituted text is never scanned again, so a value cannot smuggle in another reference.
+//! `$${` is a literal `${`. A `${provider:…}` whose provider is declared in `config.providers` is a
+//! Kafka runtime reference (KIP-297) and stays verbatim for Kafka to resolve.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What a name resolves to, and whether the value is secret material.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    pub value: String,
+    pub origin: BindingOrigin,
+}
+
+/// Where a bound value came from: decides redaction, and how `output.secrets: Deferred` writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BindingOrigin {
+    Literal,
+    ConfigMap { name: String, key: String },
+    Secret { name: String, key: String },
+}
+
+impl BindingOrigin {
+    pub fn is_secret(&self) -> bool {
+        matches!(self, Self::Secret { .. })
+    }
+}
+
+/// Values for references: system properties by name, env entries by `env.`-less name.
+#[derive(Debug, Clone, Default)]
+pub struct Bindings {
+    pub system_properties: BTreeMap<String, Binding>,
+    pub env: BTreeMap<String, Binding>,
+}
+
+impl Bindings {
+    fn lookup(&self, name: &str) -> Option<&Binding> {
+        match name.strip_prefix("env.") {
+            Some(env_name) => self.env.get(env_name),
+            None => self.system_properties.get(name),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// An unresolved reference without default is an error.
+    #[default]
+    Strict,
+    /// KAFKA-6142 as written: an unresolved reference becomes `""`.
+    Lenient,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReferenceError {
+    #[error("reference ${{{text}}} has no value: set {names} in spec.env or spec.systemProperties, or give a default (${{name:default}})", names = .names.join(" or "))]
+    Unresolved { text: String, names: Vec<String> },
+    #[error("reference starting at byte {offset} is not closed with '}}'")]
+    Unterminated { offset: usize },
+}
+
+/// A resolved value, with what it was built from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Resolved {
+    pub value: String,
+    /// Secret-sourced bindings substituted into the value (for redaction and `Deferred`).
+    pub secret_parts: Vec<SecretPart>,
+    /// Whether any substitution happened at all.
+    pub substituted: bool,
+}
+
+impl Resolved {
+    pub fn is_secret(&self) -> bool {
+        !self.secret_parts.is_empty()
+    }
+}
+
+/// One Secret-sourced substitution: where in the value it sits and which Secret key it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretPart {
+    pub range: std::ops::Range<usize>,
+    pub secret: String,
+    pub key: String,
+}
+
+/// Resolves every reference in `text`.
+pub fn resolve(
+    text: &str,
+    bindings: &Bindings,
+    providers: &BTreeSet<String>,
+    mode: Mode,
+) -> Result<Resolved, ReferenceError> {
+    if !text.contains("${") {
+        return Ok(Resolved {
+            value: text.to_string(),
+            ..Resolved::default()
+        });
+    }
+    let mut out = Resolved::default();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    let mut literal_start = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'$' {
+            i += 1;
+            continue;
+        }
+        if text[i..].starts_with("$${") {
+            out.value.push_str(&text[literal_start..i]);
+            out.value.push_str("${");
+            i += 3;
+            literal_start = i;
+            continue;
+        }
+        if !text[i..].starts_with("${") {
+            i += 1;
+            continue;
+        }
+        let Some(close) = text[i + 2..].find('}') else {
+            match mode {
+                Mode::Strict => return Err(ReferenceError::Unterminated { offset: i }),
+                Mode::Lenient => break,
+            }
+        };
+        let body = &text[i + 2..i + 2 + close];
+        out.value.push_str(&text[literal_start..i]);
+        let end = i + 2 + close + 1;
+        let reference = Reference::parse(body);
+        if reference.is_provider_reference(providers) {
+            out.value.push_str(&text[i..end]);
+        } else {
+            out.substituted = true;
+            let start = out.value.len();
+            match reference.first_bound(bindings) {
+                Some(binding) => {
+                    out.value.push_str(&binding.value);
+                    if let BindingOrigin::Secret { name, key } = &binding.origin {
+                        out.secret_parts.push(SecretPart {
+                            range: start..out.value.len(),
+                            secret: name.clone(),
+                            key: key.clone(),
+                        });
+                    }
+                }
+                None => match (reference.default, mode) {
+                    (Some(default), _) => out.value.push_str(default),
+                    (None, Mode::Lenient) => {}
+                    (None, Mode::Strict) => {
+                        return Err(ReferenceError::Unresolved {
+                            text: body.to_string(),
+                            names: reference.names.iter().map(|n| n.to_string()).collect(),
+                        });
+                    }
+                },
+            }
+        }
+        i = end;
+        literal_start = i;
+    }
+    out.value.push_str(&text[literal_start..]);
+    Ok(out)
+}
+
+/// The parts of one `${…}`: names to try in order, then an optional default.
+#[derive(Debug, PartialEq, Eq)]
+struct Reference<'a> {
+    names: Vec<&'a str>,
+    default: Option<&'a str>,
+}
+
+impl<'a> Reference<'a> {
+    fn parse(body: &'a str) -> Self {
+        let (names, default) = match body.split_once(':') {
+            Some((names, default)) => (names, Some(default)),
+            None => (body, None),
+        };
+        Self {
+            names: names.split(',').map(str::trim).collect(),
+            default,
+        }
+    }
+
+    /// `${dir:/path:key}` parses as name `dir` with a default; it belongs to Kafka when `dir`
+    /// is a declared config provider.
+    fn is_provider_reference(&self, providers: &BTreeSet<String>) -> bool {
+        self.default.is_some() && self.names.len() == 1 && providers.contains(self.names[0])
+    }
+
+    fn first_bound(&self, bindings: &'a Bindings) -> Option<&'a Binding> {
+        self.names.iter().find_map(|name| bindings.lookup(name))
+    }
+}
+
+/// The provider names a `config.providers` value declares (`a, b` → {a, b}).
+pub fn provider_names(config_providers: &str) -> BTreeSet<String> {
+    config_providers
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn literal(v: &str) -> Binding {
+        Binding {
+            value: v.to_string(),
+            origin: BindingOrigin::Literal,
+        }
+    }
+
+    fn bindings() -> Bindings {
+        let mut b = Bindings::default();
+        b.system_properties.insert("app.tier".into(), literal("gold"));
+        b.env.insert("REGION".into(), literal("eu-west-1"));
+        b.env.insert("EVIL".into(), literal("${env.REGION}"));
+        b.env.insert(
+            "PW".into(),
+            Binding {
+                value: "s3cret".into(),
+                origin: BindingOrigin::Secret {
+                    name: "kafka-sasl".into(),
+                    key: "password".into(),
+                },
+            },
+        );
+        b
+    }
+
+    fn strict(text: &str) -> Result<String, ReferenceError> {
+        resolve(text, &bindings(), &BTreeSet::new(), Mode::Strict).map(|r| r.value)
+    }
+
+    #[test]
+    fn env_and_system_properties_resolve() {
+        assert_eq!(strict("${env.REGION}/${app.tier}").as_deref(), Ok("eu-west-1/gold"));
+    }
+
+    #[test]
+    fn first_name_that_resolves_wins_then_default() {
+        assert_eq!(strict("${missing,env.REGION:x}").as_deref(), Ok("eu-west-1"));
+        assert_eq!(strict("${missing,env.NOPE:fallback:with:colons}").as_deref(), Ok("fallback:with:colons"));
+        assert_eq!(strict("${missing:}").as_deref(), Ok(""));
+    }
+
+    #[test]
+    fn strict_fails_lenient_is_empty() {
+        assert!(matches!(strict("a${env.NOPE}b"), Err(ReferenceError::Unresolved { .. })));
+        let lenient = resolve("a${env.NOPE}b", &bindings(), &BTreeSet::new(), Mode::Lenient);
+        assert_eq!(lenient.map(|r| r.value).as_deref(), Ok("ab"));
+    }
+
+    #[test]
+    fn substituted_text_is_not_scanned_again() {
+        assert_eq!(strict("${env.EVIL}").as_deref(), Ok("${env.REGION}"));
+    }
+
+    #[test]
+    fn double_dollar_is_a_literal() {
+        assert_eq!(strict("$${env.REGION} $x").as_deref(), Ok("${env.REGION} $x"));
+    }
+
+    #[test]
+    fn declared_provider_references_stay_verbatim() {
+        let providers = provider_names("dir, vault");
+        let r = resolve("${dir:/mnt/s:pw} ${vault:a:b}", &bindings(), &providers, Mode::Strict);
+        assert_eq!(r.map(|r| r.value).as_deref(), Ok("${dir:/mnt/s:pw} ${vault:a:b}"));
+        // Not declared: it is an ordinary reference whose default is "/mnt/s:pw".
+        assert_eq!(strict("${dir:/mnt/s:pw}").as_deref(), Ok("/mnt/s:pw"));
+    }
+
+    #[test]
+    fn secret_parts_are_located() {
+        let r = resolve("user=u pw=${env.PW};", &bindings(), &BTreeSet::new(), Mode::Strict).expect("resolves");
+        assert_eq!(r.value, "user=u pw=s3cret;");
+        assert_eq!(r.secret_parts.len(), 1);
+        assert_eq!(&r.value[r.secret_parts[0].range.clone()], "s3cret");
+    }
+
+    #[test]
+    fn unterminated_reference_is_an_error_only_when_strict() {
+        assert!(matches!(strict("x${env.REGION"), Err(ReferenceError::Unterminated { offset: 1 })));
+        let lenient = resolve("x${env.REGION", &bindings(), &BTreeSet::new(), Mode::Lenient);
+        assert_eq!(lenient.map(|r| r.value).as_deref(), Ok("x${env.REGION"));
+    }
+}

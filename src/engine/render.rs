@@ -1,0 +1,308 @@
+//! Rendering: one `.properties` file per config-file option of the tool, `tool.args`, and the
+//! content hash that rolls workloads when, and only when, the content changes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::engine::args;
+use crate::engine::catalogue::configs::ConfigCatalogue;
+use crate::engine::catalogue::tools::Tool;
+use crate::engine::evaluate::{Request, RoleView};
+use crate::engine::layers::{Contribution, SecretOrigin};
+use crate::engine::outcome::{Problem, Reason, Warning};
+use crate::engine::properties;
+use crate::engine::sensitive;
+use crate::engine::spec::{OutputKind, Role, SecretsMode};
+
+/// The key holding the tool's arguments, one per line.
+pub const TOOL_ARGS_KEY: &str = "tool.args";
+/// Kubernetes refuses objects over 1 MiB; leave room for metadata.
+pub const MAX_OUTPUT_BYTES: usize = 1_000_000;
+
+const DIRECTORY_PROVIDER: (&str, &str) = ("dir", "org.apache.kafka.common.config.provider.DirectoryConfigProvider");
+const FILE_PROVIDER: (&str, &str) = ("file", "org.apache.kafka.common.config.provider.FileConfigProvider");
+
+/// A Secret the workload must mount for `output.secrets: Deferred`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretMount {
+    pub secret: String,
+    pub mount_path: String,
+}
+
+/// The output object's content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub kind: OutputKind,
+    pub name: String,
+    /// File name → content (`producer.properties`, `tool.args`).
+    pub files: BTreeMap<String, String>,
+    /// `sha256:<hex>` of the files (and, when Deferred, of the referenced Secret data).
+    pub hash: String,
+    pub secret_mounts: Vec<SecretMount>,
+}
+
+/// The files of a tool: a file name and the roles it serves.
+pub fn file_layout(tool: &Tool, roles: &[Role]) -> Vec<(String, Vec<Role>)> {
+    if tool.shares_one_file() {
+        return vec![("client.properties".to_string(), roles.to_vec())];
+    }
+    roles
+        .iter()
+        .map(|role| {
+            let name = match role {
+                Role::MirrorMaker => "mm2.properties".to_string(),
+                other => format!("{other}.properties"),
+            };
+            (name, vec![*role])
+        })
+        .collect()
+}
+
+pub fn render(
+    req: &Request<'_>,
+    tool: &Tool,
+    views: &BTreeMap<Role, RoleView>,
+    warnings: &mut Vec<Warning>,
+) -> Result<Rendered, Vec<Problem>> {
+    let output = req.spec.output();
+    let deferred = output.secrets() == SecretsMode::Deferred;
+    let mount_path = output.mount_path().to_string();
+    let roles: Vec<Role> = views.keys().copied().collect();
+    let mut problems = Vec::new();
+    let mut files: BTreeMap<String, String> = BTreeMap::new();
+    let mut sensitive_keys: BTreeSet<String> = BTreeSet::new();
+    let mut mounts: BTreeSet<SecretMount> = BTreeSet::new();
+    let mut referenced_secret_keys: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut paths = Vec::new();
+
+    for (file_name, file_roles) in file_layout(tool, &roles) {
+        let mut content: BTreeMap<String, String> = BTreeMap::new();
+        let mut owner: BTreeMap<String, Role> = BTreeMap::new();
+        let mut uses_dir = false;
+        let mut uses_file = false;
+        for role in &file_roles {
+            let Some(view) = views.get(role) else {
+                continue;
+            };
+            for (key, contribution) in view.file_entries() {
+                let value = if deferred {
+                    match defer(contribution, &mount_path) {
+                        Some((value, secrets, dir, file)) => {
+                            uses_dir |= dir;
+                            uses_file |= file;
+                            for (secret, key) in secrets {
+                                mounts.insert(SecretMount {
+                                    mount_path: format!("{mount_path}/secrets/{secret}"),
+                                    secret: secret.clone(),
+                                });
+                                referenced_secret_keys.insert((secret, key));
+                            }
+                            value
+                        }
+                        None => contribution.value.clone(),
+                    }
+                } else {
+                    contribution.value.clone()
+                };
+                let secret_material = (!deferred && contribution.is_secret_sourced())
+                    || (sensitive::is_password_key(*role, key)
+                        && !value.is_empty()
+                        && !sensitive::has_provider_reference(&value, &provider_names_with(view, deferred)));
+                if secret_material {
+                    sensitive_keys.insert(format!("{file_name}: {key}"));
+                }
+                if let Some(previous) = content.get(key)
+                    && previous != &value
+                {
+                    problems.push(Problem::new(
+                        Reason::RoleConflict,
+                        format!("{file_name}: {key}"),
+                        format!(
+                            "{} reads one file for {}; {key} differs between {} and {role}: set it in common, \
+                             or the same in each role",
+                            tool.name,
+                            file_roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", "),
+                            owner.get(key).map(|r| r.as_str()).unwrap_or("another role")
+                        ),
+                    ));
+                    continue;
+                }
+                owner.insert(key.to_string(), *role);
+                content.insert(key.to_string(), value);
+            }
+            if output.render_defaults == Some(true) {
+                add_kafka_defaults(*role, &mut content);
+            }
+        }
+        if uses_dir || uses_file {
+            declare_providers(&mut content, uses_dir, uses_file, &file_name, &mut problems);
+        }
+        paths.push(format!("{mount_path}/{file_name}"));
+        files.insert(file_name, properties::store(content.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+    }
+
+    if !tool.select_roles {
+        let version = req
+            .spec
+            .kafka_version
+            .clone()
+            .unwrap_or_else(|| ConfigCatalogue::get().kafka_version.clone());
+        let built = args::build(tool, req.spec, views, &paths, &version, warnings);
+        if built.carries_secret && !deferred {
+            sensitive_keys.insert(format!("{TOOL_ARGS_KEY}: an argument"));
+        }
+        let mut text = String::new();
+        for arg in &built.args {
+            text.push_str(arg);
+            text.push('\n');
+        }
+        files.insert(TOOL_ARGS_KEY.to_string(), text);
+    }
+
+    if output.kind() == OutputKind::ConfigMap && !sensitive_keys.is_empty() {
+        problems.push(Problem::new(
+            Reason::SensitiveValueInConfigMap,
+            "spec.output.kind",
+            format!(
+                "sensitive values cannot be written to a ConfigMap ({}); use output.kind: Secret, or \
+                 output.secrets: Deferred for values that come from Secrets",
+                sensitive_keys.into_iter().collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    let size: usize = files.iter().map(|(k, v)| k.len() + v.len()).sum();
+    if size > MAX_OUTPUT_BYTES {
+        problems.push(Problem::new(
+            Reason::OutputTooLarge,
+            "spec",
+            format!("the rendered files are {size} bytes; Kubernetes objects are limited to 1 MiB"),
+        ));
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let hash = content_hash(&files, &referenced_secret_keys, req);
+    Ok(Rendered {
+        kind: output.kind(),
+        name: output.name.clone().unwrap_or_else(|| format!("{}-kafka", req.name)),
+        files,
+        hash,
+        secret_mounts: mounts.into_iter().collect(),
+    })
+}
+
+fn provider_names_with(view: &RoleView, deferred: bool) -> BTreeSet<String> {
+    let mut names = view.providers.clone();
+    if deferred {
+        names.insert(DIRECTORY_PROVIDER.0.to_string());
+        names.insert(FILE_PROVIDER.0.to_string());
+    }
+    names
+}
+
+/// The value with its Secret-held parts replaced by provider references; `None` when it has none.
+/// Returns (value, [(secret, key)], uses dir provider, uses file provider).
+#[allow(clippy::type_complexity)]
+fn defer(contribution: &Contribution, mount_path: &str) -> Option<(String, Vec<(String, String)>, bool, bool)> {
+    match contribution.secret.as_ref()? {
+        SecretOrigin::File { secret, file_key, property } => Some((
+            format!("${{file:{mount_path}/secrets/{secret}/{file_key}:{property}}}"),
+            vec![(secret.clone(), file_key.clone())],
+            false,
+            true,
+        )),
+        SecretOrigin::Parts(parts) => {
+            let mut value = contribution.value.clone();
+            let mut secrets = Vec::new();
+            // Replace from the end so earlier ranges stay valid.
+            for part in parts.iter().rev() {
+                let reference = format!("${{dir:{mount_path}/secrets/{}:{}}}", part.secret, part.key);
+                value.replace_range(part.range.clone(), &reference);
+                secrets.push((part.secret.clone(), part.key.clone()));
+            }
+            Some((value, secrets, true, false))
+        }
+    }
+}
+
+/// Adds the providers Deferred references need to `config.providers`, keeping the user's own.
+fn declare_providers(
+    content: &mut BTreeMap<String, String>,
+    uses_dir: bool,
+    uses_file: bool,
+    file_name: &str,
+    problems: &mut Vec<Problem>,
+) {
+    let mut names: Vec<String> = content
+        .get("config.providers")
+        .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+        .unwrap_or_default();
+    for ((name, class), used) in [(DIRECTORY_PROVIDER, uses_dir), (FILE_PROVIDER, uses_file)] {
+        if !used {
+            continue;
+        }
+        let class_key = format!("config.providers.{name}.class");
+        match content.get(&class_key) {
+            Some(existing) if existing != class => problems.push(Problem::new(
+                Reason::InvalidValue,
+                format!("{file_name}: {class_key}"),
+                format!("output.secrets: Deferred needs the config provider {name:?} to be {class}, but it is {existing}"),
+            )),
+            _ => {
+                content.insert(class_key, class.to_string());
+            }
+        }
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
+    content.insert("config.providers".to_string(), names.join(","));
+}
+
+fn add_kafka_defaults(role: Role, content: &mut BTreeMap<String, String>) {
+    let Some(set) = ConfigCatalogue::get().set_for(role) else {
+        return;
+    };
+    for (key, def) in &set.keys {
+        if let Some(default) = &def.default
+            && !def.is_password()
+        {
+            content.entry(key.clone()).or_insert_with(|| default.clone());
+        }
+    }
+}
+
+/// `sha256:` over every file (name and content, length-prefixed so no two layouts collide) and,
+/// for Deferred outputs, over the referenced Secret data, so a rotated password rolls workloads.
+fn content_hash(files: &BTreeMap<String, String>, secret_keys: &BTreeSet<(String, String)>, req: &Request<'_>) -> String {
+    let mut hasher = Sha256::new();
+    for (name, content) in files {
+        hasher.update((name.len() as u64).to_le_bytes());
+        hasher.update(name.as_bytes());
+        hasher.update((content.len() as u64).to_le_bytes());
+        hasher.update(content.as_bytes());
+    }
+    for (secret, key) in secret_keys {
+        let data = req.sources.secret(secret).and_then(|s| s.data.get(key));
+        hasher.update(b"secret\0");
+        hasher.update((secret.len() as u64).to_le_bytes());
+        hasher.update(secret.as_bytes());
+        hasher.update((key.len() as u64).to_le_bytes());
+        hasher.update(key.as_bytes());
+        match data {
+            Some(bytes) => hasher.update(Sha256::digest(bytes)),
+            None => hasher.update(b"absent"),
+        }
+    }
+    let digest = hasher.finalize();
+    let mut hex = String::with_capacity(71);
+    hex.push_str("sha256:");
+    for byte in digest.iter() {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex
+}

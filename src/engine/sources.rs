@@ -1,0 +1,288 @@
+//! Reading what a spec references: `.properties` files and env values held in ConfigMaps and
+//! Secrets of the config's own namespace.
+
+use std::collections::BTreeMap;
+
+use crate::engine::outcome::{Problem, Reason, Warning};
+use crate::engine::properties;
+use crate::engine::reference::{Binding, BindingOrigin, Bindings};
+use crate::engine::spec::{KeyRef, ToolConfigSpec};
+
+/// The data of one ConfigMap (`data` and `binaryData`) or Secret (decoded `data`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceData {
+    pub data: BTreeMap<String, Vec<u8>>,
+}
+
+/// Looks up ConfigMaps and Secrets of one namespace.
+pub trait Sources {
+    fn config_map(&self, name: &str) -> Option<&SourceData>;
+    fn secret(&self, name: &str) -> Option<&SourceData>;
+}
+
+/// An in-memory set of sources, as the CLI reads them from manifests.
+#[derive(Debug, Clone, Default)]
+pub struct SourceSet {
+    pub config_maps: BTreeMap<String, SourceData>,
+    pub secrets: BTreeMap<String, SourceData>,
+}
+
+impl Sources for SourceSet {
+    fn config_map(&self, name: &str) -> Option<&SourceData> {
+        self.config_maps.get(name)
+    }
+
+    fn secret(&self, name: &str) -> Option<&SourceData> {
+        self.secrets.get(name)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub enum SourceKind {
+    ConfigMap,
+    Secret,
+}
+
+impl SourceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::ConfigMap => "ConfigMap",
+            SourceKind::Secret => "Secret",
+        }
+    }
+}
+
+/// An object a config depends on: what the controller's reverse index is keyed by.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct SourceRef {
+    pub kind: SourceKind,
+    pub name: String,
+}
+
+/// Every ConfigMap and Secret a spec references, whether or not it exists.
+pub fn referenced_sources(spec: &ToolConfigSpec) -> Vec<SourceRef> {
+    let mut refs = Vec::new();
+    let mut push = |kind, r: &KeyRef| {
+        refs.push(SourceRef {
+            kind,
+            name: r.name.clone(),
+        })
+    };
+    for file in &spec.config_files {
+        if let Some(r) = &file.config_map_key_ref {
+            push(SourceKind::ConfigMap, r);
+        }
+        if let Some(r) = &file.secret_key_ref {
+            push(SourceKind::Secret, r);
+        }
+    }
+    for env in &spec.env {
+        if let Some(from) = &env.value_from {
+            if let Some(r) = &from.config_map_key_ref {
+                push(SourceKind::ConfigMap, r);
+            }
+            if let Some(r) = &from.secret_key_ref {
+                push(SourceKind::Secret, r);
+            }
+        }
+    }
+    refs.sort();
+    refs.dedup();
+    refs
+}
+
+/// Fetches one key, or says precisely what is missing. `Ok(None)` for an optional miss.
+fn fetch<'s>(
+    sources: &'s dyn Sources,
+    kind: SourceKind,
+    key_ref: &KeyRef,
+    field: &str,
+) -> Result<Option<&'s [u8]>, Problem> {
+    let object = match kind {
+        SourceKind::ConfigMap => sources.config_map(&key_ref.name),
+        SourceKind::Secret => sources.secret(&key_ref.name),
+    };
+    let Some(object) = object else {
+        if key_ref.is_optional() {
+            return Ok(None);
+        }
+        let reason = match kind {
+            SourceKind::ConfigMap => Reason::ConfigMapNotFound,
+            SourceKind::Secret => Reason::SecretNotFound,
+        };
+        return Err(Problem::new(
+            reason,
+            field,
+            format!("{} {} does not exist in this namespace", kind.as_str(), key_ref.name),
+        ));
+    };
+    match object.data.get(&key_ref.key) {
+        Some(bytes) => Ok(Some(bytes)),
+        None if key_ref.is_optional() => Ok(None),
+        None => Err(Problem::new(
+            Reason::KeyNotFound,
+            field,
+            format!(
+                "{} {} has no key {:?} (keys: {})",
+                kind.as_str(),
+                key_ref.name,
+                key_ref.key,
+                object.data.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        )),
+    }
+}
+
+/// A parsed configuration file.
+#[derive(Debug, Clone)]
+pub struct LoadedFile {
+    pub index: usize,
+    pub kind: SourceKind,
+    pub object: String,
+    pub key: String,
+    pub entries: Vec<properties::Entry>,
+}
+
+impl LoadedFile {
+    /// `configFiles[0] base-client/client.properties:2`
+    pub fn source_label(&self, line: u32) -> String {
+        format!("configFiles[{}] {}/{}:{}", self.index, self.object, self.key, line)
+    }
+}
+
+/// Loads every `spec.configFiles` entry; problems are collected, not short-circuited, so one
+/// status names every missing source at once.
+pub fn load_files(
+    spec: &ToolConfigSpec,
+    sources: &dyn Sources,
+    problems: &mut Vec<Problem>,
+    warnings: &mut Vec<Warning>,
+) -> Vec<LoadedFile> {
+    let mut files = Vec::new();
+    for (index, file) in spec.config_files.iter().enumerate() {
+        let (kind, key_ref, field) = match (&file.config_map_key_ref, &file.secret_key_ref) {
+            (Some(r), None) => (SourceKind::ConfigMap, r, format!("spec.configFiles[{index}].configMapKeyRef")),
+            (None, Some(r)) => (SourceKind::Secret, r, format!("spec.configFiles[{index}].secretKeyRef")),
+            _ => {
+                problems.push(Problem::new(
+                    Reason::InvalidArgument,
+                    format!("spec.configFiles[{index}]"),
+                    "set exactly one of configMapKeyRef and secretKeyRef",
+                ));
+                continue;
+            }
+        };
+        let bytes = match fetch(sources, kind, key_ref, &field) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => continue,
+            Err(problem) => {
+                problems.push(problem);
+                continue;
+            }
+        };
+        if !bytes.is_ascii() {
+            warnings.push(Warning {
+                key: String::new(),
+                role: None,
+                reason: Reason::NonAsciiInFile,
+                message: format!(
+                    "{} {}/{}: Kafka reads .properties files as ISO-8859-1, so non-ASCII bytes \
+                     (UTF-8 text) become other characters; write them as \\uXXXX",
+                    kind.as_str(),
+                    key_ref.name,
+                    key_ref.key
+                ),
+            });
+        }
+        match properties::load(bytes) {
+            Ok(entries) => files.push(LoadedFile {
+                index,
+                kind,
+                object: key_ref.name.clone(),
+                key: key_ref.key.clone(),
+                entries,
+            }),
+            Err(e) => problems.push(Problem::new(
+                Reason::ParseError,
+                field,
+                format!("{} {}/{}: {e}", kind.as_str(), key_ref.name, key_ref.key),
+            )),
+        }
+    }
+    files
+}
+
+/// Builds the values `${name}` and `${env.NAME}` resolve to.
+pub fn bindings(spec: &ToolConfigSpec, sources: &dyn Sources, problems: &mut Vec<Problem>) -> Bindings {
+    let mut bindings = Bindings::default();
+    for (name, value) in &spec.system_properties {
+        bindings.system_properties.insert(
+            name.clone(),
+            Binding {
+                value: value.clone(),
+                origin: BindingOrigin::Literal,
+            },
+        );
+    }
+    for (index, env) in spec.env.iter().enumerate() {
+        let field = format!("spec.env[{index}]");
+        let binding = match (&env.value, &env.value_from) {
+            (Some(value), None) => Binding {
+                value: value.clone(),
+                origin: BindingOrigin::Literal,
+            },
+            (None, Some(from)) => {
+                let (kind, key_ref, field) = match (&from.config_map_key_ref, &from.secret_key_ref) {
+                    (Some(r), None) => (SourceKind::ConfigMap, r, format!("{field}.valueFrom.configMapKeyRef")),
+                    (None, Some(r)) => (SourceKind::Secret, r, format!("{field}.valueFrom.secretKeyRef")),
+                    _ => {
+                        problems.push(Problem::new(
+                            Reason::InvalidArgument,
+                            format!("{field}.valueFrom"),
+                            "set exactly one of configMapKeyRef and secretKeyRef",
+                        ));
+                        continue;
+                    }
+                };
+                match fetch(sources, kind, key_ref, &field) {
+                    Ok(Some(bytes)) => {
+                        let Ok(value) = String::from_utf8(bytes.to_vec()) else {
+                            problems.push(Problem::new(
+                                Reason::ParseError,
+                                field,
+                                format!("{} {}/{} is not UTF-8 text", kind.as_str(), key_ref.name, key_ref.key),
+                            ));
+                            continue;
+                        };
+                        let origin = match kind {
+                            SourceKind::ConfigMap => BindingOrigin::ConfigMap {
+                                name: key_ref.name.clone(),
+                                key: key_ref.key.clone(),
+                            },
+                            SourceKind::Secret => BindingOrigin::Secret {
+                                name: key_ref.name.clone(),
+                                key: key_ref.key.clone(),
+                            },
+                        };
+                        Binding { value, origin }
+                    }
+                    Ok(None) => continue,
+                    Err(problem) => {
+                        problems.push(problem);
+                        continue;
+                    }
+                }
+            }
+            _ => {
+                problems.push(Problem::new(
+                    Reason::InvalidArgument,
+                    field,
+                    "set exactly one of value and valueFrom",
+                ));
+                continue;
+            }
+        };
+        bindings.env.insert(env.name.clone(), binding);
+    }
+    bindings
+}
