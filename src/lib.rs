@@ -2,3 +2,8 @@
 //! one documented precedence into the files they run with.
 
 pub mod engine;
+pub mod status;
+pub mod manifest;
+pub mod output;
+pub mod operator;
+pub mod cli;

@@ -46,6 +46,15 @@ pub struct Rendered {
 }
 
 /// The files of a tool: a file name and the roles it serves.
+impl Rendered {
+    pub fn kind_str(&self) -> &'static str {
+        match self.kind {
+            OutputKind::ConfigMap => "ConfigMap",
+            OutputKind::Secret => "Secret",
+        }
+    }
+}
+
 pub fn file_layout(tool: &Tool, roles: &[Role]) -> Vec<(String, Vec<Role>)> {
     if tool.shares_one_file() {
         return vec![("client.properties".to_string(), roles.to_vec())];

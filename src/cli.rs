@@ -1,0 +1,324 @@
+//! The command line: `render`, `explain`, `validate` and `crds` offline; `run` the controller.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use serde::Serialize;
+
+use crate::engine::layers::{Contribution, Layer};
+use crate::engine::sensitive::REDACTED;
+use crate::engine::{Evaluation, Request, evaluate};
+use crate::manifest::{ToolConfigManifest, Workspace};
+use crate::operator::RunOptions;
+use crate::output::{self, Owner};
+use crate::status::{self, KafkaToolConfigStatus, Live};
+
+#[derive(Debug, Parser)]
+#[command(name = "kafka-config-operator", version, about = "Layered Kafka configuration, rendered by one documented precedence")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the controller (in-cluster config, or KUBECONFIG).
+    Run(RunOptions),
+    /// Print the objects the operator would write for the given manifests.
+    Render {
+        /// Files or folders of manifests (multi-document YAML).
+        #[arg(short = 'f', long = "filename", required = true)]
+        paths: Vec<PathBuf>,
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = RenderFormat::Yaml)]
+        format: RenderFormat,
+    },
+    /// Show, for every key, the winning value, its layer and source, and what it overrode.
+    Explain {
+        /// Files or folders of manifests; without them, NAME is read from the cluster.
+        #[arg(short = 'f', long = "filename")]
+        paths: Vec<PathBuf>,
+        /// Namespace of a live KafkaToolConfig.
+        #[arg(short = 'n', long = "namespace")]
+        namespace: Option<String>,
+        /// Name of a KafkaToolConfig (required for a live one; filters the files otherwise).
+        name: Option<String>,
+        /// Only this key.
+        #[arg(long)]
+        key: Option<String>,
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = TextFormat::Table)]
+        format: TextFormat,
+    },
+    /// Print the status conditions the operator would write; exit 1 when any config is not Valid.
+    Validate {
+        #[arg(short = 'f', long = "filename", required = true)]
+        paths: Vec<PathBuf>,
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = TextFormat::Table)]
+        format: TextFormat,
+    },
+    /// Print the CustomResourceDefinitions (what crds/ holds).
+    Crds,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RenderFormat {
+    Yaml,
+    Json,
+    Properties,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TextFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Manifest(#[from] crate::manifest::ManifestError),
+    #[error("cannot write output: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Operator(#[from] crate::operator::OperatorError),
+}
+
+/// Exit code 1: some config is invalid (the reasons are on stderr).
+pub struct Invalid;
+
+pub fn evaluate_manifest(workspace: &Workspace, config: &ToolConfigManifest) -> Evaluation {
+    let sources = workspace.sources_of(&config.namespace);
+    let labels = workspace.labels_of(&config.namespace);
+    evaluate(&Request {
+        name: &config.metadata.name,
+        namespace: &config.namespace,
+        spec: &config.spec,
+        namespace_labels: &labels,
+        globals: &workspace.globals,
+        sources: &sources,
+    })
+}
+
+fn report_problems(config: &ToolConfigManifest, ev: &Evaluation) {
+    let mut stderr = std::io::stderr().lock();
+    for problem in ev.source_problems.iter().chain(&ev.problems) {
+        let _ = writeln!(
+            stderr,
+            "KafkaToolConfig {}/{} ({}): {problem}",
+            config.namespace, config.metadata.name, config.origin
+        );
+    }
+}
+
+pub fn render(paths: &[PathBuf], format: RenderFormat) -> Result<Result<(), Invalid>, CliError> {
+    let workspace = Workspace::load(paths)?;
+    let mut objects = Vec::new();
+    let mut property_files = String::new();
+    let mut all_valid = true;
+    for config in &workspace.configs {
+        let ev = evaluate_manifest(&workspace, config);
+        let Some(rendered) = &ev.rendered else {
+            all_valid = false;
+            report_problems(config, &ev);
+            continue;
+        };
+        let owner = Owner {
+            name: &config.metadata.name,
+            namespace: &config.namespace,
+            uid: config.metadata.uid.as_deref(),
+        };
+        objects.push(output::build(&owner, &config.spec, rendered).to_json());
+        for (file, content) in &rendered.files {
+            if rendered.kind == crate::engine::spec::OutputKind::Secret {
+                property_files.push_str(&format!(
+                    "# {}/{} {file}: written to a Secret, not shown\n\n",
+                    config.namespace, config.metadata.name
+                ));
+                continue;
+            }
+            property_files.push_str(&format!("# {}/{} {file}\n{content}\n", config.namespace, config.metadata.name));
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    match format {
+        RenderFormat::Json => writeln!(stdout, "{}", to_json_pretty(&objects))?,
+        RenderFormat::Yaml => write!(stdout, "{}", to_yaml_documents(&objects))?,
+        RenderFormat::Properties => write!(stdout, "{property_files}")?,
+    }
+    Ok(if all_valid { Ok(()) } else { Err(Invalid) })
+}
+
+fn to_json_pretty<T: Serialize>(value: &T) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+fn to_yaml_documents(objects: &[serde_json::Value]) -> String {
+    let mut out = String::new();
+    for object in objects {
+        out.push_str("---\n");
+        match serde_saphyr::to_string(object) {
+            Ok(yaml) => out.push_str(&yaml),
+            Err(e) => out.push_str(&format!("# cannot print object: {e}\n")),
+        }
+    }
+    out
+}
+
+/// One line of `explain`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExplainEntry {
+    pub namespace: String,
+    pub name: String,
+    pub role: String,
+    pub key: String,
+    pub value: String,
+    pub layer: Layer,
+    pub source: String,
+    pub overridden: Vec<ExplainOverride>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ExplainOverride {
+    pub layer: Layer,
+    pub source: String,
+    pub value: String,
+}
+
+/// The provenance of every key of an evaluation, redacted.
+pub fn explain_entries(namespace: &str, name: &str, ev: &Evaluation, only_key: Option<&str>) -> Vec<ExplainEntry> {
+    let mut entries = Vec::new();
+    for (role, view) in &ev.views {
+        for provenance in view.keys.values() {
+            if only_key.is_some_and(|k| k != provenance.key) {
+                continue;
+            }
+            let shown = |c: &Contribution| {
+                if ev.is_sensitive(*role, &provenance.key, c) {
+                    REDACTED.to_string()
+                } else {
+                    c.value.clone()
+                }
+            };
+            let winner = provenance.winner();
+            if winner.layer == Layer::KafkaDefaults {
+                continue;
+            }
+            entries.push(ExplainEntry {
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                role: role.to_string(),
+                key: provenance.key.clone(),
+                value: shown(winner),
+                layer: winner.layer,
+                source: winner.source.clone(),
+                overridden: provenance
+                    .overridden()
+                    .iter()
+                    .map(|c| ExplainOverride {
+                        layer: c.layer,
+                        source: c.source.clone(),
+                        value: shown(c),
+                    })
+                    .collect(),
+            });
+        }
+    }
+    entries
+}
+
+pub fn print_explain(entries: &[ExplainEntry], format: TextFormat) -> Result<(), CliError> {
+    let mut stdout = std::io::stdout().lock();
+    match format {
+        TextFormat::Json => writeln!(stdout, "{}", to_json_pretty(&entries))?,
+        TextFormat::Table => {
+            let mut current = String::new();
+            for entry in entries {
+                let heading = format!("{}/{} ({})", entry.namespace, entry.name, entry.role);
+                if heading != current {
+                    writeln!(stdout, "{heading}")?;
+                    current = heading;
+                }
+                writeln!(stdout, "  {} = {}    [{}: {}]", entry.key, entry.value, entry.layer, entry.source)?;
+                for o in &entry.overridden {
+                    writeln!(stdout, "      overrides {} = {}    [{}: {}]", entry.key, o.value, o.layer, o.source)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn explain_files(paths: &[PathBuf], name: Option<&str>, key: Option<&str>, format: TextFormat) -> Result<Result<(), Invalid>, CliError> {
+    let workspace = Workspace::load(paths)?;
+    let mut entries = Vec::new();
+    let mut all_valid = true;
+    for config in workspace.configs.iter().filter(|c| name.is_none_or(|n| n == c.metadata.name)) {
+        let ev = evaluate_manifest(&workspace, config);
+        if !ev.is_valid() {
+            all_valid = false;
+            report_problems(config, &ev);
+        }
+        entries.extend(explain_entries(&config.namespace, &config.metadata.name, &ev, key));
+    }
+    print_explain(&entries, format)?;
+    Ok(if all_valid { Ok(()) } else { Err(Invalid) })
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ValidateEntry {
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: ValidateMetadata,
+    status: KafkaToolConfigStatus,
+}
+
+#[derive(Debug, Serialize)]
+struct ValidateMetadata {
+    name: String,
+    namespace: String,
+}
+
+pub fn validate(paths: &[PathBuf], format: TextFormat) -> Result<Result<(), Invalid>, CliError> {
+    let workspace = Workspace::load(paths)?;
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let mut entries = Vec::new();
+    let mut all_valid = true;
+    for config in &workspace.configs {
+        let ev = evaluate_manifest(&workspace, config);
+        all_valid &= ev.is_valid();
+        let live = Live {
+            hash: ev.rendered.as_ref().map(|r| r.hash.clone()),
+            write_failure: None,
+        };
+        let status = status::build(&ev, config.metadata.generation, None, &live, &now);
+        entries.push(ValidateEntry {
+            api_version: output::API_VERSION,
+            kind: "KafkaToolConfig",
+            metadata: ValidateMetadata {
+                name: config.metadata.name.clone(),
+                namespace: config.namespace.clone(),
+            },
+            status,
+        });
+    }
+    let mut stdout = std::io::stdout().lock();
+    match format {
+        TextFormat::Json => writeln!(stdout, "{}", to_json_pretty(&entries))?,
+        TextFormat::Table => {
+            for entry in &entries {
+                writeln!(stdout, "KafkaToolConfig {}/{}", entry.metadata.namespace, entry.metadata.name)?;
+                for c in &entry.status.conditions {
+                    writeln!(stdout, "  {}={} {}: {}", c.type_, c.status, c.reason, c.message)?;
+                }
+                for w in &entry.status.warnings {
+                    writeln!(stdout, "  warning {} {}: {}", w.reason, w.key, w.message)?;
+                }
+            }
+        }
+    }
+    Ok(if all_valid { Ok(()) } else { Err(Invalid) })
+}

@@ -1,0 +1,90 @@
+//! The custom resources: `KafkaToolConfig` (namespaced) and `GlobalClientDefaults` (cluster-scoped)
+//! in `kafkaconfig.dev/v1alpha1`. The specs are the engine's own types, flattened in, so the API
+//! and the engine can never disagree.
+
+use kube::CustomResource;
+use kube::CustomResourceExt;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::spec::{GlobalClientDefaultsSpec, ToolConfigSpec};
+use crate::status::{Condition, KafkaToolConfigStatus};
+
+/// Layered Kafka configuration for one tool or client, rendered into a ConfigMap or Secret.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "kafkaconfig.dev",
+    version = "v1alpha1",
+    kind = "KafkaToolConfig",
+    namespaced,
+    shortname = "ktc",
+    category = "kafka",
+    status = "KafkaToolConfigStatus",
+    printcolumn = r#"{"name":"Ready","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
+    printcolumn = r#"{"name":"Reason","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].reason"}"#,
+    printcolumn = r#"{"name":"Tool","type":"string","jsonPath":".spec.tool"}"#,
+    printcolumn = r#"{"name":"Hash","type":"string","jsonPath":".status.configHash","priority":1}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+pub struct KafkaToolConfigSpec {
+    #[serde(flatten)]
+    pub config: ToolConfigSpec,
+}
+
+/// Cluster-wide defaults, enforced settings and override policy for the KafkaToolConfigs it selects.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "kafkaconfig.dev",
+    version = "v1alpha1",
+    kind = "GlobalClientDefaults",
+    shortname = "gcd",
+    category = "kafka",
+    status = "GlobalClientDefaultsStatus",
+    printcolumn = r#"{"name":"Valid","type":"string","jsonPath":".status.conditions[?(@.type==\"Valid\")].status"}"#,
+    printcolumn = r#"{"name":"Priority","type":"integer","jsonPath":".spec.priority"}"#,
+    printcolumn = r#"{"name":"Selected","type":"integer","jsonPath":".status.selectedConfigs"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+pub struct GlobalClientDefaultsSpecResource {
+    #[serde(flatten)]
+    pub config: GlobalClientDefaultsSpec,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GlobalClientDefaultsStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    /// How many KafkaToolConfigs this object applies to.
+    #[serde(default)]
+    pub selected_configs: i64,
+}
+
+/// Both CRDs as YAML documents, exactly what `crds/` holds.
+pub fn crds_yaml() -> Result<String, String> {
+    let crds = [KafkaToolConfig::crd(), GlobalClientDefaults::crd()];
+    let mut out = String::new();
+    for crd in crds {
+        let value = serde_json::to_value(&crd).map_err(|e| e.to_string())?;
+        out.push_str("---\n");
+        out.push_str(&serde_saphyr::to_string(&value).map_err(|e| e.to_string())?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn committed_crds_match_the_types() {
+        let committed = include_str!("../../crds/kafkaconfig.dev_crds.yaml");
+        assert_eq!(
+            committed,
+            crds_yaml().expect("CRDs serialize"),
+            "crds/ is stale: run `cargo run -- crds > crds/kafkaconfig.dev_crds.yaml`"
+        );
+    }
+}

@@ -1,0 +1,106 @@
+//! The objects the operator writes: a ConfigMap or Secret holding the rendered files, labelled,
+//! annotated with the content hash and owned by its KafkaToolConfig. Shared by the controller
+//! and the offline `render`, so both produce the same objects.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+
+use crate::engine::render::Rendered;
+use crate::engine::spec::{OutputKind, ToolConfigSpec};
+
+pub const API_GROUP: &str = "kafkaconfig.dev";
+pub const API_VERSION: &str = "kafkaconfig.dev/v1alpha1";
+pub const HASH_ANNOTATION: &str = "kafkaconfig.dev/config-hash";
+pub const CHANGE_CAUSE_ANNOTATION: &str = "kafkaconfig.dev/change-cause";
+pub const CONFIG_LABEL: &str = "kafkaconfig.dev/config";
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+pub const MANAGER: &str = "kafka-config-operator";
+
+/// The owner a written object points back to.
+#[derive(Debug, Clone)]
+pub struct Owner<'a> {
+    pub name: &'a str,
+    pub namespace: &'a str,
+    /// Absent offline; the controller always has it.
+    pub uid: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum OutputObject {
+    ConfigMap(ConfigMap),
+    Secret(Secret),
+}
+
+impl OutputObject {
+    pub fn to_json(&self) -> serde_json::Value {
+        let value = match self {
+            OutputObject::ConfigMap(cm) => serde_json::to_value(cm),
+            OutputObject::Secret(s) => serde_json::to_value(s),
+        };
+        value.unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// `<name>-<first 8 hex of the hash>` for `output.immutable`.
+pub fn immutable_name(base: &str, hash: &str) -> String {
+    let hex = hash.strip_prefix("sha256:").unwrap_or(hash);
+    format!("{base}-{}", &hex[..hex.len().min(8)])
+}
+
+/// The name the output is written under.
+pub fn output_name(spec: &ToolConfigSpec, rendered: &Rendered) -> String {
+    if spec.output().immutable == Some(true) {
+        immutable_name(&rendered.name, &rendered.hash)
+    } else {
+        rendered.name.clone()
+    }
+}
+
+pub fn build(owner: &Owner<'_>, spec: &ToolConfigSpec, rendered: &Rendered) -> OutputObject {
+    let immutable = spec.output().immutable == Some(true);
+    let metadata = ObjectMeta {
+        name: Some(output_name(spec, rendered)),
+        namespace: Some(owner.namespace.to_string()),
+        labels: Some(BTreeMap::from([
+            (MANAGED_BY_LABEL.to_string(), MANAGER.to_string()),
+            (CONFIG_LABEL.to_string(), owner.name.to_string()),
+        ])),
+        annotations: Some(BTreeMap::from([(HASH_ANNOTATION.to_string(), rendered.hash.clone())])),
+        owner_references: owner.uid.map(|uid| {
+            vec![OwnerReference {
+                api_version: API_VERSION.to_string(),
+                kind: "KafkaToolConfig".to_string(),
+                name: owner.name.to_string(),
+                uid: uid.to_string(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            }]
+        }),
+        ..ObjectMeta::default()
+    };
+    let immutable = immutable.then_some(true);
+    match rendered.kind {
+        OutputKind::ConfigMap => OutputObject::ConfigMap(ConfigMap {
+            metadata,
+            data: Some(rendered.files.clone()),
+            immutable,
+            ..ConfigMap::default()
+        }),
+        OutputKind::Secret => OutputObject::Secret(Secret {
+            metadata,
+            data: Some(
+                rendered
+                    .files
+                    .iter()
+                    .map(|(k, v)| (k.clone(), ByteString(v.clone().into_bytes())))
+                    .collect(),
+            ),
+            type_: Some("Opaque".to_string()),
+            immutable,
+            ..Secret::default()
+        }),
+    }
+}
