@@ -93,18 +93,18 @@ impl<'a> LineReader<'a> {
         }
     }
 
+    /// JDK 17's `LineReader.readLine`: a `#` or `!` starts a comment whenever the logical line is
+    /// still empty, even after a continuation that added nothing.
     fn read_logical_line(&mut self) -> Option<(Vec<char>, u32)> {
         let mut buf: Vec<char> = Vec::new();
         let mut skip_white_space = true;
         let mut appended_line_begin = false;
         let mut preceding_backslash = false;
-        let mut is_new_line = true;
-        let mut is_comment_line = false;
         let mut skip_lf = false;
         let mut start_line = self.line;
         loop {
             let Some(&c) = self.input.get(self.pos) else {
-                if buf.is_empty() || is_comment_line {
+                if buf.is_empty() {
                     return None;
                 }
                 if preceding_backslash {
@@ -130,11 +130,21 @@ impl<'a> LineReader<'a> {
                 skip_white_space = false;
                 appended_line_begin = false;
             }
-            if is_new_line {
-                is_new_line = false;
+            if buf.is_empty() {
                 start_line = self.line;
                 if c == '#' || c == '!' {
-                    is_comment_line = true;
+                    // Consume the rest of the comment line, including its terminator.
+                    loop {
+                        let Some(&d) = self.input.get(self.pos) else {
+                            return None;
+                        };
+                        self.pos += 1;
+                        if d == '\r' || d == '\n' {
+                            self.count_line_end(d);
+                            break;
+                        }
+                    }
+                    skip_white_space = true;
                     continue;
                 }
             }
@@ -144,11 +154,8 @@ impl<'a> LineReader<'a> {
                 continue;
             }
             self.count_line_end(c);
-            if is_comment_line || buf.is_empty() {
-                is_comment_line = false;
-                is_new_line = true;
+            if buf.is_empty() {
                 skip_white_space = true;
-                buf.clear();
                 continue;
             }
             if self.pos >= self.input.len() {
