@@ -15,7 +15,11 @@ use crate::output::{self, Owner};
 use crate::status::{self, KafkaToolConfigStatus, Live};
 
 #[derive(Debug, Parser)]
-#[command(name = "kafka-config-operator", version, about = "Layered Kafka configuration, rendered by one documented precedence")]
+#[command(
+    name = "kafka-config-operator",
+    version,
+    about = "Layered Kafka configuration, rendered by one documented precedence"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -138,7 +142,10 @@ pub fn render(paths: &[PathBuf], format: RenderFormat) -> Result<Result<(), Inva
                 ));
                 continue;
             }
-            property_files.push_str(&format!("# {}/{} {file}\n{content}\n", config.namespace, config.metadata.name));
+            property_files.push_str(&format!(
+                "# {}/{} {file}\n{content}\n",
+                config.namespace, config.metadata.name
+            ));
         }
     }
     let mut stdout = std::io::stdout().lock();
@@ -188,7 +195,12 @@ pub struct ExplainOverride {
 }
 
 /// The provenance of every key of an evaluation, redacted.
-pub fn explain_entries(namespace: &str, name: &str, ev: &Evaluation, only_key: Option<&str>) -> Vec<ExplainEntry> {
+pub fn explain_entries(
+    namespace: &str,
+    name: &str,
+    ev: &Evaluation,
+    only_key: Option<&str>,
+) -> Vec<ExplainEntry> {
     let mut entries = Vec::new();
     for (role, view) in &ev.views {
         for provenance in view.keys.values() {
@@ -241,9 +253,17 @@ pub fn print_explain(entries: &[ExplainEntry], format: TextFormat) -> Result<(),
                     writeln!(stdout, "{heading}")?;
                     current = heading;
                 }
-                writeln!(stdout, "  {} = {}    [{}: {}]", entry.key, entry.value, entry.layer, entry.source)?;
+                writeln!(
+                    stdout,
+                    "  {} = {}    [{}: {}]",
+                    entry.key, entry.value, entry.layer, entry.source
+                )?;
                 for o in &entry.overridden {
-                    writeln!(stdout, "      overrides {} = {}    [{}: {}]", entry.key, o.value, o.layer, o.source)?;
+                    writeln!(
+                        stdout,
+                        "      overrides {} = {}    [{}: {}]",
+                        entry.key, o.value, o.layer, o.source
+                    )?;
                 }
             }
         }
@@ -251,17 +271,31 @@ pub fn print_explain(entries: &[ExplainEntry], format: TextFormat) -> Result<(),
     Ok(())
 }
 
-pub fn explain_files(paths: &[PathBuf], name: Option<&str>, key: Option<&str>, format: TextFormat) -> Result<Result<(), Invalid>, CliError> {
+pub fn explain_files(
+    paths: &[PathBuf],
+    name: Option<&str>,
+    key: Option<&str>,
+    format: TextFormat,
+) -> Result<Result<(), Invalid>, CliError> {
     let workspace = Workspace::load(paths)?;
     let mut entries = Vec::new();
     let mut all_valid = true;
-    for config in workspace.configs.iter().filter(|c| name.is_none_or(|n| n == c.metadata.name)) {
+    for config in workspace
+        .configs
+        .iter()
+        .filter(|c| name.is_none_or(|n| n == c.metadata.name))
+    {
         let ev = evaluate_manifest(&workspace, config);
         if !ev.is_valid() {
             all_valid = false;
             report_problems(config, &ev);
         }
-        entries.extend(explain_entries(&config.namespace, &config.metadata.name, &ev, key));
+        entries.extend(explain_entries(
+            &config.namespace,
+            &config.metadata.name,
+            &ev,
+            key,
+        ));
     }
     print_explain(&entries, format)?;
     Ok(if all_valid { Ok(()) } else { Err(Invalid) })
@@ -310,9 +344,17 @@ pub fn validate(paths: &[PathBuf], format: TextFormat) -> Result<Result<(), Inva
         TextFormat::Json => writeln!(stdout, "{}", to_json_pretty(&entries))?,
         TextFormat::Table => {
             for entry in &entries {
-                writeln!(stdout, "KafkaToolConfig {}/{}", entry.metadata.namespace, entry.metadata.name)?;
+                writeln!(
+                    stdout,
+                    "KafkaToolConfig {}/{}",
+                    entry.metadata.namespace, entry.metadata.name
+                )?;
                 for c in &entry.status.conditions {
-                    writeln!(stdout, "  {}={} {}: {}", c.type_, c.status, c.reason, c.message)?;
+                    writeln!(
+                        stdout,
+                        "  {}={} {}: {}",
+                        c.type_, c.status, c.reason, c.message
+                    )?;
                 }
                 for w in &entry.status.warnings {
                     writeln!(stdout, "  warning {} {}: {}", w.reason, w.key, w.message)?;

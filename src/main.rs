@@ -8,11 +8,21 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(options) => run_controller(options),
         Command::Render { paths, format } => cli::render(&paths, format),
-        Command::Explain { paths, namespace, name, key, format } => {
+        Command::Explain {
+            paths,
+            namespace,
+            name,
+            key,
+            format,
+        } => {
             if paths.is_empty() {
                 match (namespace, name) {
-                    (Some(namespace), Some(name)) => run_async(kafka_config_operator::operator::explain_live(namespace, name, key, format)),
-                    _ => Err(cli::CliError::Usage("explain needs -f PATH…, or -n NAMESPACE NAME for a live config".into())),
+                    (Some(namespace), Some(name)) => run_async(
+                        kafka_config_operator::operator::explain_live(namespace, name, key, format),
+                    ),
+                    _ => Err(cli::CliError::Usage(
+                        "explain needs -f PATH…, or -n NAMESPACE NAME for a live config".into(),
+                    )),
                 }
             } else {
                 cli::explain_files(&paths, name.as_deref(), key.as_deref(), format)
@@ -41,13 +51,18 @@ fn run_async<F>(future: F) -> Result<Result<(), cli::Invalid>, cli::CliError>
 where
     F: std::future::Future<Output = Result<Result<(), cli::Invalid>, cli::CliError>>,
 {
-    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime.block_on(future),
         Err(e) => Err(cli::CliError::Io(e)),
     }
 }
 
-fn run_controller(options: kafka_config_operator::operator::RunOptions) -> Result<Result<(), cli::Invalid>, cli::CliError> {
+fn run_controller(
+    options: kafka_config_operator::operator::RunOptions,
+) -> Result<Result<(), cli::Invalid>, cli::CliError> {
     run_async(async move {
         kafka_config_operator::operator::run(options).await?;
         Ok(Ok(()))

@@ -14,7 +14,10 @@ use crate::engine::spec::{GlobalClientDefaultsSpec, ToolConfigSpec};
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
     #[error("{path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: not valid YAML: {message}")]
     Yaml { path: PathBuf, message: String },
     #[error("{path}: document {index} ({kind} {name}): {message}")]
@@ -82,15 +85,20 @@ impl Workspace {
     }
 
     pub fn add_documents(&mut self, path: &Path, text: &str) -> Result<(), ManifestError> {
-        let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(text).map_err(|e| ManifestError::Yaml {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let documents: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple(text).map_err(|e| ManifestError::Yaml {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
         for (index, doc) in documents.into_iter().enumerate() {
             if doc.is_null() {
                 continue;
             }
-            let kind = doc.get("kind").and_then(|k| k.as_str()).unwrap_or_default().to_string();
+            let kind = doc
+                .get("kind")
+                .and_then(|k| k.as_str())
+                .unwrap_or_default()
+                .to_string();
             let metadata: Metadata = doc
                 .get("metadata")
                 .cloned()
@@ -109,7 +117,10 @@ impl Workspace {
             if metadata.name.is_empty() && !kind.is_empty() {
                 return Err(fail("metadata.name is missing".into()));
             }
-            let namespace = metadata.namespace.clone().unwrap_or_else(|| DEFAULT_NAMESPACE.to_string());
+            let namespace = metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string());
             match kind.as_str() {
                 "KafkaToolConfig" => {
                     let spec = doc.get("spec").cloned().unwrap_or(serde_json::Value::Null);
@@ -133,11 +144,19 @@ impl Workspace {
                 }
                 "ConfigMap" => {
                     let data = config_map_data(&doc).map_err(fail)?;
-                    self.sources.entry(namespace).or_default().config_maps.insert(metadata.name, data);
+                    self.sources
+                        .entry(namespace)
+                        .or_default()
+                        .config_maps
+                        .insert(metadata.name, data);
                 }
                 "Secret" => {
                     let data = secret_data(&doc).map_err(fail)?;
-                    self.sources.entry(namespace).or_default().secrets.insert(metadata.name, data);
+                    self.sources
+                        .entry(namespace)
+                        .or_default()
+                        .secrets
+                        .insert(metadata.name, data);
                 }
                 "Namespace" => {
                     self.namespace_labels.insert(metadata.name, metadata.labels);
@@ -154,7 +173,10 @@ impl Workspace {
     }
 
     pub fn labels_of(&self, namespace: &str) -> BTreeMap<String, String> {
-        self.namespace_labels.get(namespace).cloned().unwrap_or_default()
+        self.namespace_labels
+            .get(namespace)
+            .cloned()
+            .unwrap_or_default()
     }
 }
 
@@ -180,7 +202,10 @@ fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ManifestErro
         out.push(path.to_path_buf());
         Ok(())
     } else {
-        Err(read_err(std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or folder")))
+        Err(read_err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no such file or folder",
+        )))
     }
 }
 
@@ -198,8 +223,10 @@ fn decode_base64(field: &str, key: &str, value: &str) -> Result<Vec<u8>, String>
 }
 
 fn config_map_data(doc: &serde_json::Value) -> Result<SourceData, String> {
-    let mut data: BTreeMap<String, Vec<u8>> =
-        string_map(doc, "data")?.into_iter().map(|(k, v)| (k, v.into_bytes())).collect();
+    let mut data: BTreeMap<String, Vec<u8>> = string_map(doc, "data")?
+        .into_iter()
+        .map(|(k, v)| (k, v.into_bytes()))
+        .collect();
     for (key, value) in string_map(doc, "binaryData")? {
         data.insert(key.clone(), decode_base64("binaryData", &key, &value)?);
     }

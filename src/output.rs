@@ -68,7 +68,10 @@ pub fn build(owner: &Owner<'_>, spec: &ToolConfigSpec, rendered: &Rendered) -> O
             (MANAGED_BY_LABEL.to_string(), MANAGER.to_string()),
             (CONFIG_LABEL.to_string(), owner.name.to_string()),
         ])),
-        annotations: Some(BTreeMap::from([(HASH_ANNOTATION.to_string(), rendered.hash.clone())])),
+        annotations: Some(BTreeMap::from([(
+            HASH_ANNOTATION.to_string(),
+            rendered.hash.clone(),
+        )])),
         owner_references: owner.uid.map(|uid| {
             vec![OwnerReference {
                 api_version: API_VERSION.to_string(),

@@ -128,6 +128,7 @@ impl KafkaToolConfigStatus {
 }
 
 /// Sets a condition, keeping its `lastTransitionTime` when its status did not change.
+#[allow(clippy::too_many_arguments)]
 pub fn set_condition(
     conditions: &mut Vec<Condition>,
     previous: &[Condition],
@@ -155,8 +156,15 @@ pub fn set_condition(
 }
 
 fn summarize(problems: &[Problem]) -> (Reason, String) {
-    let reason = problems.first().map(|p| p.reason).unwrap_or(Reason::InvalidValue);
-    let message = problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+    let reason = problems
+        .first()
+        .map(|p| p.reason)
+        .unwrap_or(Reason::InvalidValue);
+    let message = problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
     (reason, message)
 }
 
@@ -187,19 +195,43 @@ pub fn build(
     let mut conditions = Vec::new();
     let mut set = |type_: &str, ok: bool, reason: &str, message: String| {
         let value = if ok { "True" } else { "False" };
-        set_condition(&mut conditions, prev_conditions, type_, value, reason, message, generation, now);
+        set_condition(
+            &mut conditions,
+            prev_conditions,
+            type_,
+            value,
+            reason,
+            message,
+            generation,
+            now,
+        );
     };
 
     if ev.source_problems.is_empty() {
-        set(SOURCES_RESOLVED, true, "AllFound", "every referenced source was read".into());
+        set(
+            SOURCES_RESOLVED,
+            true,
+            "AllFound",
+            "every referenced source was read".into(),
+        );
     } else {
         let (reason, message) = summarize(&ev.source_problems);
         set(SOURCES_RESOLVED, false, reason.as_str(), message);
     }
     if ev.problems.is_empty() && ev.source_problems.is_empty() {
-        set(VALID, true, "Valid", "the merged configuration is valid".into());
+        set(
+            VALID,
+            true,
+            "Valid",
+            "the merged configuration is valid".into(),
+        );
     } else if ev.problems.is_empty() {
-        set(VALID, false, "SourcesNotResolved", "cannot validate until every source is resolved".into());
+        set(
+            VALID,
+            false,
+            "SourcesNotResolved",
+            "cannot validate until every source is resolved".into(),
+        );
     } else {
         let (reason, message) = summarize(&ev.problems);
         set(VALID, false, reason.as_str(), message);
@@ -209,12 +241,22 @@ pub fn build(
         None => String::new(),
     };
     match (&ev.rendered, &live.write_failure) {
-        (_, Some((reason, message))) => set(READY, false, reason, format!("{message}{}", kept(&live.hash))),
+        (_, Some((reason, message))) => set(
+            READY,
+            false,
+            reason,
+            format!("{message}{}", kept(&live.hash)),
+        ),
         (Some(rendered), None) => set(
             READY,
             true,
             "Rendered",
-            format!("{} {} holds {}", rendered.kind_str(), rendered.name, rendered.hash),
+            format!(
+                "{} {} holds {}",
+                rendered.kind_str(),
+                rendered.name,
+                rendered.hash
+            ),
         ),
         (None, None) => {
             let (reason, message) = if !ev.source_problems.is_empty() {
@@ -222,7 +264,12 @@ pub fn build(
             } else {
                 summarize(&ev.problems)
             };
-            set(READY, false, reason.as_str(), format!("{message}{}", kept(&live.hash)));
+            set(
+                READY,
+                false,
+                reason.as_str(),
+                format!("{message}{}", kept(&live.hash)),
+            );
         }
     }
     // Ready first: what `kubectl get` and GitOps tools read.
@@ -274,7 +321,13 @@ pub fn build(
 }
 
 /// Appends a history entry when the live hash changes, keeping the last [`HISTORY_LIMIT`].
-pub fn record_history(status: &mut KafkaToolConfigStatus, hash: &str, time: &str, changed_keys: Vec<String>, cause: String) {
+pub fn record_history(
+    status: &mut KafkaToolConfigStatus,
+    hash: &str,
+    time: &str,
+    changed_keys: Vec<String>,
+    cause: String,
+) {
     if status.history.last().is_some_and(|h| h.hash == hash) {
         return;
     }

@@ -104,8 +104,9 @@ fn has_lone_surrogate(map: &JavaMap) -> bool {
 /// Bytes drawn mostly from the characters that matter to the grammar.
 fn grammar_bytes() -> impl Strategy<Value = Vec<u8>> {
     let special = prop::sample::select(vec![
-        b'=', b':', b' ', b'\t', 0x0c, b'\\', b'\\', b'\n', b'\r', b'#', b'!', b'u', b'0', b'a', b'F', b'4', b'k',
-        b'v', b't', b'n', b'r', b'f', b'$', b'{', b'}', 0xe9, 0xff, 0x80, b'D', b'8',
+        b'=', b':', b' ', b'\t', 0x0c, b'\\', b'\\', b'\n', b'\r', b'#', b'!', b'u', b'0', b'a',
+        b'F', b'4', b'k', b'v', b't', b'n', b'r', b'f', b'$', b'{', b'}', 0xe9, 0xff, 0x80, b'D',
+        b'8',
     ]);
     let any = any::<u8>();
     prop::collection::vec(prop_oneof![8 => special, 1 => any], 0..48)
@@ -159,7 +160,8 @@ fn load_agrees_with_java_properties_load() {
             ),
             (None, Err(ParseError::MalformedUnicodeEscape { .. })) => {}
             // A lone surrogate is a valid Java string but not a Rust one: we refuse it, by design.
-            (Some(java_map), Err(ParseError::LoneSurrogate { .. })) if has_lone_surrogate(java_map) => {}
+            (Some(java_map), Err(ParseError::LoneSurrogate { .. }))
+                if has_lone_surrogate(java_map) => {}
             _ => panic!(
                 "input {:?}: Java {:?}, ours {:?}",
                 String::from_utf8_lossy(input),
@@ -174,8 +176,10 @@ fn load_agrees_with_java_properties_load() {
 
 #[test]
 fn java_loads_what_we_store_back_to_the_same_map() {
-    let maps: Vec<BTreeMap<String, String>> =
-        generate(prop::collection::btree_map(arbitrary_text(), arbitrary_text(), 0..6), 2000);
+    let maps: Vec<BTreeMap<String, String>> = generate(
+        prop::collection::btree_map(arbitrary_text(), arbitrary_text(), 0..6),
+        2000,
+    );
     let stored: Vec<Vec<u8>> = maps
         .iter()
         .map(|m| properties::store(m.iter().map(|(k, v)| (k.as_str(), v.as_str()))).into_bytes())
@@ -192,6 +196,9 @@ fn java_loads_what_we_store_back_to_the_same_map() {
             String::from_utf8_lossy(text)
         );
         // And we read our own output back the same way.
-        assert_eq!(&properties::load_map(text).expect("our own output loads"), map);
+        assert_eq!(
+            &properties::load_map(text).expect("our own output loads"),
+            map
+        );
     }
 }

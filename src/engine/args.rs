@@ -31,13 +31,20 @@ pub fn check_args(tool: &Tool, spec: &ToolConfigSpec, problems: &mut Vec<Problem
         problems.push(Problem::new(
             Reason::InvalidArgument,
             "spec.args",
-            format!("{} is not a command-line tool; put client settings in spec.properties", tool.name),
+            format!(
+                "{} is not a command-line tool; put client settings in spec.properties",
+                tool.name
+            ),
         ));
     }
     for (name, value) in &spec.args {
         let field = format!("spec.args.{name}");
         if name.starts_with('-') {
-            problems.push(Problem::new(Reason::InvalidArgument, field.clone(), "write option names without dashes"));
+            problems.push(Problem::new(
+                Reason::InvalidArgument,
+                field.clone(),
+                "write option names without dashes",
+            ));
         }
         if PROPERTY_OPTIONS.contains(&name.as_str()) || tool.is_config_file_option(name) {
             problems.push(Problem::new(
@@ -49,7 +56,11 @@ pub fn check_args(tool: &Tool, spec: &ToolConfigSpec, problems: &mut Vec<Problem
         if let Scalar::Str(s) = value
             && (s.contains('\n') || s.contains('\r'))
         {
-            problems.push(Problem::new(Reason::InvalidArgument, field, "argument values cannot contain line breaks"));
+            problems.push(Problem::new(
+                Reason::InvalidArgument,
+                field,
+                "argument values cannot contain line breaks",
+            ));
         }
     }
     for (index, arg) in spec.extra_args.iter().enumerate() {
@@ -115,22 +126,34 @@ pub fn build(
     };
     let mut emitted: BTreeSet<&str> = BTreeSet::new();
     let mut removed: BTreeSet<&str> = BTreeSet::new();
-    let group_of = |name: &str| tool.required.iter().find(|g| g.len() > 1 && g.iter().any(|n| n == name));
+    let group_of = |name: &str| {
+        tool.required
+            .iter()
+            .find(|g| g.len() > 1 && g.iter().any(|n| n == name))
+    };
     for option in &tool.options {
         let feeds = |role: Role| option.feeds(role, tool);
         let Some(value) = merged(&feeds, &option.key) else {
             continue;
         };
-        let required_alone = tool.required.iter().any(|g| g.len() == 1 && g[0] == option.name);
+        let required_alone = tool
+            .required
+            .iter()
+            .any(|g| g.len() == 1 && g[0] == option.name);
         let in_group = group_of(&option.name);
-        let needed = option.applied == Applied::AlwaysOverrides || required_alone || in_group.is_some();
+        let needed =
+            option.applied == Applied::AlwaysOverrides || required_alone || in_group.is_some();
         if !needed || removed.contains(option.key.as_str()) {
             continue;
         }
         if let Some(group) = in_group
             && group.iter().any(|n| emitted.contains(n.as_str()))
         {
-            let chosen: Vec<&str> = group.iter().map(String::as_str).filter(|n| emitted.contains(n)).collect();
+            let chosen: Vec<&str> = group
+                .iter()
+                .map(String::as_str)
+                .filter(|n| emitted.contains(n))
+                .collect();
             warnings.push(Warning {
                 key: option.key.clone(),
                 role: None,
@@ -193,5 +216,8 @@ pub fn build(
         }
     }
     args.extend(extra.cloned());
-    ToolArgs { args, carries_secret }
+    ToolArgs {
+        args,
+        carries_secret,
+    }
 }

@@ -42,9 +42,11 @@ impl RoleView {
     /// The value written to the file: the highest contribution that is not a Legacy forced value
     /// (the tool applies those itself).
     pub fn file_value(&self, key: &str) -> Option<&Contribution> {
-        self.keys
-            .get(key)
-            .and_then(|p| p.chain.iter().find(|c| c.layer != Layer::ForcedByTool && c.layer != Layer::KafkaDefaults))
+        self.keys.get(key).and_then(|p| {
+            p.chain
+                .iter()
+                .find(|c| c.layer != Layer::ForcedByTool && c.layer != Layer::KafkaDefaults)
+        })
     }
 
     /// The value the tool ends up with.
@@ -57,7 +59,9 @@ impl RoleView {
 
     /// Keys written to the file, with the contribution that wins there.
     pub fn file_entries(&self) -> impl Iterator<Item = (&str, &Contribution)> {
-        self.keys.keys().filter_map(|k| self.file_value(k).map(|c| (k.as_str(), c)))
+        self.keys
+            .keys()
+            .filter_map(|k| self.file_value(k).map(|c| (k.as_str(), c)))
     }
 }
 
@@ -128,7 +132,12 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
     check_sections(tool, req.spec, &ev.roles, &mut ev.problems);
     args::check_args(tool, req.spec, &mut ev.problems);
 
-    let files = sources::load_files(req.spec, req.sources, &mut ev.source_problems, &mut ev.warnings);
+    let files = sources::load_files(
+        req.spec,
+        req.sources,
+        &mut ev.source_problems,
+        &mut ev.warnings,
+    );
     let bindings = sources::bindings(req.spec, req.sources, &mut ev.source_problems);
 
     let mut applied: Vec<&GlobalDefaults> = Vec::new();
@@ -170,7 +179,8 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
     }
     check_required(tool, req.spec, &ev.views, &mut ev.problems);
 
-    ev.problems.sort_by(|a, b| (a.reason, &a.field, &a.message).cmp(&(b.reason, &b.field, &b.message)));
+    ev.problems
+        .sort_by(|a, b| (a.reason, &a.field, &a.message).cmp(&(b.reason, &b.field, &b.message)));
     ev.problems.dedup();
     ev.source_problems.dedup();
     ev.warnings.sort();
@@ -186,7 +196,13 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
 
 /// The roles to render: the tool's, or for `client`/`kafka-server` the ones the spec selects.
 fn roles_of(tool: &Tool, spec: &ToolConfigSpec, problems: &mut Vec<Problem>) -> Vec<Role> {
-    let names = || tool.roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
+    let names = || {
+        tool.roles
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     if tool.select_roles {
         if spec.roles.is_empty() {
             problems.push(Problem::new(
@@ -216,7 +232,11 @@ fn roles_of(tool: &Tool, spec: &ToolConfigSpec, problems: &mut Vec<Problem>) -> 
         problems.push(Problem::new(
             Reason::UnknownRole,
             "spec.roles",
-            format!("{} builds {}; spec.roles is only needed for client and kafka-server", tool.name, names()),
+            format!(
+                "{} builds {}; spec.roles is only needed for client and kafka-server",
+                tool.name,
+                names()
+            ),
         ));
     }
     tool.roles.clone()
@@ -224,14 +244,24 @@ fn roles_of(tool: &Tool, spec: &ToolConfigSpec, problems: &mut Vec<Problem>) -> 
 
 /// Every `properties` section and file role must be `common` or a role of the tool.
 fn check_sections(tool: &Tool, spec: &ToolConfigSpec, roles: &[Role], problems: &mut Vec<Problem>) {
-    let names = || roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
+    let names = || {
+        roles
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     for section in spec.properties.keys() {
         let known = section == COMMON || Role::parse(section).is_some_and(|r| roles.contains(&r));
         if !known {
             problems.push(Problem::new(
                 Reason::UnknownRole,
                 format!("spec.properties.{section}"),
-                format!("{} renders {}; use common or one of those", tool.name, names()),
+                format!(
+                    "{} renders {}; use common or one of those",
+                    tool.name,
+                    names()
+                ),
             ));
         }
     }
@@ -293,20 +323,41 @@ fn collect<'a>(
     for global in applied.iter().filter(|g| g.applies_to_role(role)) {
         for (section, key, value) in role_entries(&global.spec.defaults, role) {
             let source = format!("GlobalClientDefaults {} defaults.{section}", global.name);
-            push(&mut raws, key, Layer::ClusterDefaults, source, value.to_text());
+            push(
+                &mut raws,
+                key,
+                Layer::ClusterDefaults,
+                source,
+                value.to_text(),
+            );
         }
     }
 
     if let Some(defaults) = tool.tool_defaults.get(&role) {
         for (key, value) in defaults {
-            push(&mut raws, key, Layer::ToolDefaults, format!("{} default", tool.name), value.clone());
+            push(
+                &mut raws,
+                key,
+                Layer::ToolDefaults,
+                format!("{} default", tool.name),
+                value.clone(),
+            );
         }
     }
     for option in tool.options_for(role) {
         if let Some(default) = &option.default
-            && !matches!(option.applied, Applied::ExplicitOverrides | Applied::WhenAbsent)
+            && !matches!(
+                option.applied,
+                Applied::ExplicitOverrides | Applied::WhenAbsent
+            )
         {
-            push(&mut raws, &option.key, Layer::ToolDefaults, format!("--{} default", option.name), default.clone());
+            push(
+                &mut raws,
+                &option.key,
+                Layer::ToolDefaults,
+                format!("--{} default", option.name),
+                default.clone(),
+            );
         }
     }
 
@@ -326,7 +377,13 @@ fn collect<'a>(
     }
     let is_before_file = |o: &ToolOption| legacy && o.applied == Applied::BeforeFile;
     for (option, text) in arg_values.iter().filter(|(o, _)| is_before_file(o)) {
-        push(&mut raws, &option.key, Layer::Args, format!("args.{}", option.name), text.clone());
+        push(
+            &mut raws,
+            &option.key,
+            Layer::Args,
+            format!("args.{}", option.name),
+            text.clone(),
+        );
     }
 
     for file in files {
@@ -340,17 +397,30 @@ fn collect<'a>(
                 layer: Layer::ConfigFiles,
                 source: file.source_label(entry.line),
                 text: entry.value.clone(),
-                file_secret: (file.kind == SourceKind::Secret).then_some((file.object.as_str(), file.key.as_str())),
+                file_secret: (file.kind == SourceKind::Secret)
+                    .then_some((file.object.as_str(), file.key.as_str())),
             });
         }
     }
 
     for (section, key, value) in role_entries(&spec.properties, role) {
-        push(&mut raws, key, Layer::Properties, format!("properties.{section}"), value.to_text());
+        push(
+            &mut raws,
+            key,
+            Layer::Properties,
+            format!("properties.{section}"),
+            value.to_text(),
+        );
     }
 
     for (option, text) in arg_values.iter().filter(|(o, _)| !is_before_file(o)) {
-        push(&mut raws, &option.key, Layer::Args, format!("args.{}", option.name), text.clone());
+        push(
+            &mut raws,
+            &option.key,
+            Layer::Args,
+            format!("args.{}", option.name),
+            text.clone(),
+        );
     }
 
     for global in applied.iter().filter(|g| g.applies_to_role(role)) {
@@ -363,11 +433,23 @@ fn collect<'a>(
     if legacy {
         if let Some(forced) = tool.forced.get(&role) {
             for (key, value) in forced {
-                push(&mut raws, key, Layer::ForcedByTool, format!("forced by {}", tool.name), value.clone());
+                push(
+                    &mut raws,
+                    key,
+                    Layer::ForcedByTool,
+                    format!("forced by {}", tool.name),
+                    value.clone(),
+                );
             }
         }
-        for option in tool.options_for(role).filter(|o| o.applied == Applied::AlwaysOverrides) {
-            let given = arg_values.iter().find(|(o, _)| o.name == option.name).map(|(_, t)| t.clone());
+        for option in tool
+            .options_for(role)
+            .filter(|o| o.applied == Applied::AlwaysOverrides)
+        {
+            let given = arg_values
+                .iter()
+                .find(|(o, _)| o.name == option.name)
+                .map(|(_, t)| t.clone());
             if let Some(text) = given.or_else(|| option.default.clone()) {
                 let source = format!("--{} (forced by {})", option.name, tool.name);
                 push(&mut raws, &option.key, Layer::ForcedByTool, source, text);
@@ -402,7 +484,11 @@ fn resolve(
                     ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
                     ReferenceError::Unterminated { .. } => Reason::ParseError,
                 };
-                problems.push(Problem::new(reason, raw.source.clone(), format!("{}: {error}", raw.key)));
+                problems.push(Problem::new(
+                    reason,
+                    raw.source.clone(),
+                    format!("{}: {error}", raw.key),
+                ));
                 continue;
             }
         };
@@ -443,12 +529,21 @@ fn add_kafka_defaults(role: Role, keys: &mut BTreeMap<String, Provenance>) {
         if let Some(def) = catalogue.key(role, key)
             && let Some(default) = &def.default
         {
-            provenance.chain.push(Contribution::new(Layer::KafkaDefaults, "Kafka default", default.clone()));
+            provenance.chain.push(Contribution::new(
+                Layer::KafkaDefaults,
+                "Kafka default",
+                default.clone(),
+            ));
         }
     }
 }
 
-fn check_override_policy(role: Role, view: &RoleView, applied: &[&GlobalDefaults], problems: &mut Vec<Problem>) {
+fn check_override_policy(
+    role: Role,
+    view: &RoleView,
+    applied: &[&GlobalDefaults],
+    problems: &mut Vec<Problem>,
+) {
     for global in applied.iter().filter(|g| g.applies_to_role(role)) {
         let Some(policy) = &global.spec.override_policy else {
             continue;
@@ -487,7 +582,13 @@ fn check_override_policy(role: Role, view: &RoleView, applied: &[&GlobalDefaults
     }
 }
 
-fn warn_forced_by_tool(tool: &Tool, precedence: Precedence, role: Role, view: &RoleView, warnings: &mut Vec<Warning>) {
+fn warn_forced_by_tool(
+    tool: &Tool,
+    precedence: Precedence,
+    role: Role,
+    view: &RoleView,
+    warnings: &mut Vec<Warning>,
+) {
     let Some(forced) = tool.forced.get(&role) else {
         return;
     };
@@ -520,37 +621,62 @@ fn warn_forced_by_tool(tool: &Tool, precedence: Precedence, role: Role, view: &R
 
 fn warn_enforced(role: Role, view: &RoleView, warnings: &mut Vec<Warning>) {
     for provenance in view.keys.values() {
-        let mut chain = provenance.chain.iter().filter(|c| c.layer != Layer::ForcedByTool);
-        let (Some(winner), Some(below)) = (chain.next(), chain.find(|c| c.layer != Layer::Enforced)) else {
+        let mut chain = provenance
+            .chain
+            .iter()
+            .filter(|c| c.layer != Layer::ForcedByTool);
+        let (Some(winner), Some(below)) =
+            (chain.next(), chain.find(|c| c.layer != Layer::Enforced))
+        else {
             continue;
         };
-        if winner.layer == Layer::Enforced && below.layer != Layer::KafkaDefaults && winner.value != below.value {
+        if winner.layer == Layer::Enforced
+            && below.layer != Layer::KafkaDefaults
+            && winner.value != below.value
+        {
             warnings.push(Warning {
                 key: provenance.key.clone(),
                 role: Some(role),
                 reason: Reason::Enforced,
-                message: format!("{} overrides the value from {}", winner.source, below.source),
+                message: format!(
+                    "{} overrides the value from {}",
+                    winner.source, below.source
+                ),
             });
         }
     }
 }
 
 /// KIP-1137: required arguments count as given when their key comes from any source.
-fn check_required(tool: &Tool, spec: &ToolConfigSpec, views: &BTreeMap<Role, RoleView>, problems: &mut Vec<Problem>) {
+fn check_required(
+    tool: &Tool,
+    spec: &ToolConfigSpec,
+    views: &BTreeMap<Role, RoleView>,
+    problems: &mut Vec<Problem>,
+) {
     for group in &tool.required {
-        let key_options: Vec<&ToolOption> = group.iter().filter_map(|name| tool.option(name)).collect();
-        let given = |name: &String| spec.args.get(name).is_some_and(|v| !matches!(v, Scalar::Bool(false)));
+        let key_options: Vec<&ToolOption> =
+            group.iter().filter_map(|name| tool.option(name)).collect();
+        let given = |name: &String| {
+            spec.args
+                .get(name)
+                .is_some_and(|v| !matches!(v, Scalar::Bool(false)))
+        };
         let satisfied = group.iter().any(given)
             || key_options.iter().any(|o| {
-                views
-                    .iter()
-                    .any(|(role, view)| o.feeds(*role, tool) && view.effective_value(&o.key).is_some())
+                views.iter().any(|(role, view)| {
+                    o.feeds(*role, tool) && view.effective_value(&o.key).is_some()
+                })
             })
             || (key_options.is_empty() && group.iter().any(|n| tool.is_config_file_option(n)));
         if satisfied {
             continue;
         }
-        let options = group.iter().map(|n| format!("--{n}")).collect::<Vec<_>>().join(" or ");
+        let options = group
+            .iter()
+            .map(|n| format!("--{n}"))
+            .collect::<Vec<_>>()
+            .join(" or ");
         let keys: Vec<&str> = key_options.iter().map(|o| o.key.as_str()).collect();
         let how = if keys.is_empty() {
             format!("set it in spec.args ({})", group.join(" or "))
@@ -573,7 +699,11 @@ fn shadowed(role: Role, view: &RoleView) -> Vec<Shadowed> {
     view.keys
         .values()
         .filter_map(|p| {
-            let chain: Vec<&Contribution> = p.chain.iter().filter(|c| c.layer != Layer::KafkaDefaults).collect();
+            let chain: Vec<&Contribution> = p
+                .chain
+                .iter()
+                .filter(|c| c.layer != Layer::KafkaDefaults)
+                .collect();
             (chain.len() > 1).then(|| Shadowed {
                 key: p.key.clone(),
                 role,

@@ -20,7 +20,10 @@ impl GlobalDefaults {
         let Some(selector) = &self.spec.selector else {
             return true;
         };
-        let namespace_ok = selector.namespace_selector.as_ref().is_none_or(|s| s.matches(labels));
+        let namespace_ok = selector
+            .namespace_selector
+            .as_ref()
+            .is_none_or(|s| s.matches(labels));
         let tool_ok = selector.tools.is_empty()
             || selector
                 .tools
@@ -39,13 +42,19 @@ impl GlobalDefaults {
     /// Problems that make this object `Valid=False`; an invalid one is not applied.
     pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
-        for (field, props) in [("spec.defaults", &self.spec.defaults), ("spec.enforced", &self.spec.enforced)] {
+        for (field, props) in [
+            ("spec.defaults", &self.spec.defaults),
+            ("spec.enforced", &self.spec.enforced),
+        ] {
             for section in props.keys() {
                 if section != COMMON && Role::parse(section).is_none() {
                     problems.push(Problem::new(
                         Reason::UnknownRole,
                         format!("{field}.{section}"),
-                        format!("unknown role {section:?}: use common or one of {}", role_list()),
+                        format!(
+                            "unknown role {section:?}: use common or one of {}",
+                            role_list()
+                        ),
                     ));
                 }
             }
@@ -72,7 +81,11 @@ impl GlobalDefaults {
 }
 
 pub fn role_list() -> String {
-    Role::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
+    Role::ALL
+        .iter()
+        .map(|r| r.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The selected objects in application order: ascending priority, then name.
@@ -81,21 +94,29 @@ pub fn select<'g>(
     tool: &str,
     labels: &BTreeMap<String, String>,
 ) -> Vec<&'g GlobalDefaults> {
-    let mut selected: Vec<&GlobalDefaults> = globals.iter().filter(|g| g.selects(tool, labels)).collect();
-    selected.sort_by(|a, b| a.spec.priority().cmp(&b.spec.priority()).then_with(|| a.name.cmp(&b.name)));
+    let mut selected: Vec<&GlobalDefaults> =
+        globals.iter().filter(|g| g.selects(tool, labels)).collect();
+    selected.sort_by(|a, b| {
+        a.spec
+            .priority()
+            .cmp(&b.spec.priority())
+            .then_with(|| a.name.cmp(&b.name))
+    });
     selected
 }
 
 /// The `common` entries then the role's own entries of a [`RoleProperties`], so that within one
 /// layer the role beats `common`.
-pub fn role_entries<'p>(
-    props: &'p RoleProperties,
+pub fn role_entries(
+    props: &RoleProperties,
     role: Role,
-) -> impl Iterator<Item = (&'p str, &'p str, &'p crate::engine::spec::Scalar)> {
-    [COMMON, role.as_str()].into_iter().flat_map(move |section| {
-        props
-            .get(section)
-            .into_iter()
-            .flat_map(move |m| m.iter().map(move |(k, v)| (section, k.as_str(), v)))
-    })
+) -> impl Iterator<Item = (&str, &str, &crate::engine::spec::Scalar)> {
+    [COMMON, role.as_str()]
+        .into_iter()
+        .flat_map(move |section| {
+            props
+                .get(section)
+                .into_iter()
+                .flat_map(move |m| m.iter().map(move |(k, v)| (section, k.as_str(), v)))
+        })
 }

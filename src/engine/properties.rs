@@ -50,10 +50,7 @@ pub fn load_str(text: &str) -> Result<Vec<Entry>, ParseError> {
 
 /// [`load`] into a map, later keys winning, as `Properties` does.
 pub fn load_map(bytes: &[u8]) -> Result<BTreeMap<String, String>, ParseError> {
-    Ok(load(bytes)?
-        .into_iter()
-        .map(|e| (e.key, e.value))
-        .collect())
+    Ok(load(bytes)?.into_iter().map(|e| (e.key, e.value)).collect())
 }
 
 fn load_chars(input: &[char]) -> Result<Vec<Entry>, ParseError> {
@@ -135,9 +132,7 @@ impl<'a> LineReader<'a> {
                 if c == '#' || c == '!' {
                     // Consume the rest of the comment line, including its terminator.
                     loop {
-                        let Some(&d) = self.input.get(self.pos) else {
-                            return None;
-                        };
+                        let &d = self.input.get(self.pos)?;
                         self.pos += 1;
                         if d == '\r' || d == '\n' {
                             self.count_line_end(d);
@@ -344,7 +339,13 @@ mod tests {
     fn separators_equals_colon_and_whitespace() {
         assert_eq!(
             pairs("a=1\nb:2\nc 3\nd\t =  4\ne"),
-            vec![p("a", "1"), p("b", "2"), p("c", "3"), p("d", "4"), p("e", "")]
+            vec![
+                p("a", "1"),
+                p("b", "2"),
+                p("c", "3"),
+                p("d", "4"),
+                p("e", "")
+            ]
         );
     }
 
@@ -355,7 +356,10 @@ mod tests {
 
     #[test]
     fn odd_trailing_backslashes_continue_the_line() {
-        assert_eq!(pairs("a=one\\\n    two\nb=x\\\\\nc=y"), vec![p("a", "onetwo"), p("b", "x\\"), p("c", "y")]);
+        assert_eq!(
+            pairs("a=one\\\n    two\nb=x\\\\\nc=y"),
+            vec![p("a", "onetwo"), p("b", "x\\"), p("c", "y")]
+        );
     }
 
     #[test]
@@ -365,7 +369,10 @@ mod tests {
 
     #[test]
     fn escapes_are_decoded() {
-        assert_eq!(pairs("k\\ ey=\\t\\n\\r\\f\\u0041\\q"), vec![p("k ey", "\t\n\r\u{c}Aq")]);
+        assert_eq!(
+            pairs("k\\ ey=\\t\\n\\r\\f\\u0041\\q"),
+            vec![p("k ey", "\t\n\r\u{c}Aq")]
+        );
     }
 
     #[test]
@@ -375,20 +382,33 @@ mod tests {
 
     #[test]
     fn malformed_unicode_escape_names_the_line() {
-        assert_eq!(load(b"a=1\nb=\\u12"), Err(ParseError::MalformedUnicodeEscape { line: 2 }));
-        assert_eq!(load(b"a=\\uZZZZ"), Err(ParseError::MalformedUnicodeEscape { line: 1 }));
+        assert_eq!(
+            load(b"a=1\nb=\\u12"),
+            Err(ParseError::MalformedUnicodeEscape { line: 2 })
+        );
+        assert_eq!(
+            load(b"a=\\uZZZZ"),
+            Err(ParseError::MalformedUnicodeEscape { line: 1 })
+        );
     }
 
     #[test]
     fn line_numbers_point_at_the_start_of_the_logical_line() {
-        let lines: Vec<u32> = load(b"# c\na=1\\\n 2\n\nb=3\r\nc=4").expect("valid").iter().map(|e| e.line).collect();
+        let lines: Vec<u32> = load(b"# c\na=1\\\n 2\n\nb=3\r\nc=4")
+            .expect("valid")
+            .iter()
+            .map(|e| e.line)
+            .collect();
         assert_eq!(lines, vec![2, 5, 6]);
     }
 
     #[test]
     fn store_escapes_as_java_does() {
         let stored = store([(" k=:", " v#!\\"), ("é", "€\n😀")]);
-        assert_eq!(stored, "\\ k\\=\\:=\\ v\\#\\!\\\\\n\\u00E9=\\u20AC\\n\\uD83D\\uDE00\n");
+        assert_eq!(
+            stored,
+            "\\ k\\=\\:=\\ v\\#\\!\\\\\n\\u00E9=\\u20AC\\n\\uD83D\\uDE00\n"
+        );
     }
 
     #[test]

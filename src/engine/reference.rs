@@ -216,7 +216,8 @@ mod tests {
 
     fn bindings() -> Bindings {
         let mut b = Bindings::default();
-        b.system_properties.insert("app.tier".into(), literal("gold"));
+        b.system_properties
+            .insert("app.tier".into(), literal("gold"));
         b.env.insert("REGION".into(), literal("eu-west-1"));
         b.env.insert("EVIL".into(), literal("${env.REGION}"));
         b.env.insert(
@@ -238,20 +239,37 @@ mod tests {
 
     #[test]
     fn env_and_system_properties_resolve() {
-        assert_eq!(strict("${env.REGION}/${app.tier}").as_deref(), Ok("eu-west-1/gold"));
+        assert_eq!(
+            strict("${env.REGION}/${app.tier}").as_deref(),
+            Ok("eu-west-1/gold")
+        );
     }
 
     #[test]
     fn first_name_that_resolves_wins_then_default() {
-        assert_eq!(strict("${missing,env.REGION:x}").as_deref(), Ok("eu-west-1"));
-        assert_eq!(strict("${missing,env.NOPE:fallback:with:colons}").as_deref(), Ok("fallback:with:colons"));
+        assert_eq!(
+            strict("${missing,env.REGION:x}").as_deref(),
+            Ok("eu-west-1")
+        );
+        assert_eq!(
+            strict("${missing,env.NOPE:fallback:with:colons}").as_deref(),
+            Ok("fallback:with:colons")
+        );
         assert_eq!(strict("${missing:}").as_deref(), Ok(""));
     }
 
     #[test]
     fn strict_fails_lenient_is_empty() {
-        assert!(matches!(strict("a${env.NOPE}b"), Err(ReferenceError::Unresolved { .. })));
-        let lenient = resolve("a${env.NOPE}b", &bindings(), &BTreeSet::new(), Mode::Lenient);
+        assert!(matches!(
+            strict("a${env.NOPE}b"),
+            Err(ReferenceError::Unresolved { .. })
+        ));
+        let lenient = resolve(
+            "a${env.NOPE}b",
+            &bindings(),
+            &BTreeSet::new(),
+            Mode::Lenient,
+        );
         assert_eq!(lenient.map(|r| r.value).as_deref(), Ok("ab"));
     }
 
@@ -262,21 +280,38 @@ mod tests {
 
     #[test]
     fn double_dollar_is_a_literal() {
-        assert_eq!(strict("$${env.REGION} $x").as_deref(), Ok("${env.REGION} $x"));
+        assert_eq!(
+            strict("$${env.REGION} $x").as_deref(),
+            Ok("${env.REGION} $x")
+        );
     }
 
     #[test]
     fn declared_provider_references_stay_verbatim() {
         let providers = provider_names("dir, vault");
-        let r = resolve("${dir:/mnt/s:pw} ${vault:a:b}", &bindings(), &providers, Mode::Strict);
-        assert_eq!(r.map(|r| r.value).as_deref(), Ok("${dir:/mnt/s:pw} ${vault:a:b}"));
+        let r = resolve(
+            "${dir:/mnt/s:pw} ${vault:a:b}",
+            &bindings(),
+            &providers,
+            Mode::Strict,
+        );
+        assert_eq!(
+            r.map(|r| r.value).as_deref(),
+            Ok("${dir:/mnt/s:pw} ${vault:a:b}")
+        );
         // Not declared: it is an ordinary reference whose default is "/mnt/s:pw".
         assert_eq!(strict("${dir:/mnt/s:pw}").as_deref(), Ok("/mnt/s:pw"));
     }
 
     #[test]
     fn secret_parts_are_located() {
-        let r = resolve("user=u pw=${env.PW};", &bindings(), &BTreeSet::new(), Mode::Strict).expect("resolves");
+        let r = resolve(
+            "user=u pw=${env.PW};",
+            &bindings(),
+            &BTreeSet::new(),
+            Mode::Strict,
+        )
+        .expect("resolves");
         assert_eq!(r.value, "user=u pw=s3cret;");
         assert_eq!(r.secret_parts.len(), 1);
         assert_eq!(&r.value[r.secret_parts[0].range.clone()], "s3cret");
@@ -284,8 +319,16 @@ mod tests {
 
     #[test]
     fn unterminated_reference_is_an_error_only_when_strict() {
-        assert!(matches!(strict("x${env.REGION"), Err(ReferenceError::Unterminated { offset: 1 })));
-        let lenient = resolve("x${env.REGION", &bindings(), &BTreeSet::new(), Mode::Lenient);
+        assert!(matches!(
+            strict("x${env.REGION"),
+            Err(ReferenceError::Unterminated { offset: 1 })
+        ));
+        let lenient = resolve(
+            "x${env.REGION",
+            &bindings(),
+            &BTreeSet::new(),
+            Mode::Lenient,
+        );
         assert_eq!(lenient.map(|r| r.value).as_deref(), Ok("x${env.REGION"));
     }
 }

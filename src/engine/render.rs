@@ -22,8 +22,14 @@ pub const TOOL_ARGS_KEY: &str = "tool.args";
 /// Kubernetes refuses objects over 1 MiB; leave room for metadata.
 pub const MAX_OUTPUT_BYTES: usize = 1_000_000;
 
-const DIRECTORY_PROVIDER: (&str, &str) = ("dir", "org.apache.kafka.common.config.provider.DirectoryConfigProvider");
-const FILE_PROVIDER: (&str, &str) = ("file", "org.apache.kafka.common.config.provider.FileConfigProvider");
+const DIRECTORY_PROVIDER: (&str, &str) = (
+    "dir",
+    "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
+);
+const FILE_PROVIDER: (&str, &str) = (
+    "file",
+    "org.apache.kafka.common.config.provider.FileConfigProvider",
+);
 
 /// A Secret the workload must mount for `output.secrets: Deferred`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -120,7 +126,10 @@ pub fn render(
                 let secret_material = (!deferred && contribution.is_secret_sourced())
                     || (sensitive::is_password_key(*role, key)
                         && !value.is_empty()
-                        && !sensitive::has_provider_reference(&value, &provider_names_with(view, deferred)));
+                        && !sensitive::has_provider_reference(
+                            &value,
+                            &provider_names_with(view, deferred),
+                        ));
                 if secret_material {
                     sensitive_keys.insert(format!("{file_name}: {key}"));
                 }
@@ -151,10 +160,13 @@ pub fn render(
             declare_providers(&mut content, uses_dir, uses_file, &file_name, &mut problems);
         }
         paths.push(format!("{mount_path}/{file_name}"));
-        files.insert(file_name, properties::store(content.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+        files.insert(
+            file_name,
+            properties::store(content.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
+        );
     }
 
-    if !tool.select_roles {
+    if !tool.select_roles || tool.positional_config_file {
         let version = req
             .spec
             .kafka_version
@@ -197,7 +209,10 @@ pub fn render(
     let hash = content_hash(&files, &referenced_secret_keys, req);
     Ok(Rendered {
         kind: output.kind(),
-        name: output.name.clone().unwrap_or_else(|| format!("{}-kafka", req.name)),
+        name: output
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{}-kafka", req.name)),
         files,
         hash,
         secret_mounts: mounts.into_iter().collect(),
@@ -216,9 +231,16 @@ fn provider_names_with(view: &RoleView, deferred: bool) -> BTreeSet<String> {
 /// The value with its Secret-held parts replaced by provider references; `None` when it has none.
 /// Returns (value, [(secret, key)], uses dir provider, uses file provider).
 #[allow(clippy::type_complexity)]
-fn defer(contribution: &Contribution, mount_path: &str) -> Option<(String, Vec<(String, String)>, bool, bool)> {
+fn defer(
+    contribution: &Contribution,
+    mount_path: &str,
+) -> Option<(String, Vec<(String, String)>, bool, bool)> {
     match contribution.secret.as_ref()? {
-        SecretOrigin::File { secret, file_key, property } => Some((
+        SecretOrigin::File {
+            secret,
+            file_key,
+            property,
+        } => Some((
             format!("${{file:{mount_path}/secrets/{secret}/{file_key}:{property}}}"),
             vec![(secret.clone(), file_key.clone())],
             false,
@@ -229,7 +251,8 @@ fn defer(contribution: &Contribution, mount_path: &str) -> Option<(String, Vec<(
             let mut secrets = Vec::new();
             // Replace from the end so earlier ranges stay valid.
             for part in parts.iter().rev() {
-                let reference = format!("${{dir:{mount_path}/secrets/{}:{}}}", part.secret, part.key);
+                let reference =
+                    format!("${{dir:{mount_path}/secrets/{}:{}}}", part.secret, part.key);
                 value.replace_range(part.range.clone(), &reference);
                 secrets.push((part.secret.clone(), part.key.clone()));
             }
@@ -248,7 +271,12 @@ fn declare_providers(
 ) {
     let mut names: Vec<String> = content
         .get("config.providers")
-        .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+        .map(|v| {
+            v.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
         .unwrap_or_default();
     for ((name, class), used) in [(DIRECTORY_PROVIDER, uses_dir), (FILE_PROVIDER, uses_file)] {
         if !used {
@@ -280,14 +308,20 @@ fn add_kafka_defaults(role: Role, content: &mut BTreeMap<String, String>) {
         if let Some(default) = &def.default
             && !def.is_password()
         {
-            content.entry(key.clone()).or_insert_with(|| default.clone());
+            content
+                .entry(key.clone())
+                .or_insert_with(|| default.clone());
         }
     }
 }
 
 /// `sha256:` over every file (name and content, length-prefixed so no two layouts collide) and,
 /// for Deferred outputs, over the referenced Secret data, so a rotated password rolls workloads.
-fn content_hash(files: &BTreeMap<String, String>, secret_keys: &BTreeSet<(String, String)>, req: &Request<'_>) -> String {
+fn content_hash(
+    files: &BTreeMap<String, String>,
+    secret_keys: &BTreeSet<(String, String)>,
+    req: &Request<'_>,
+) -> String {
     let mut hasher = Sha256::new();
     for (name, content) in files {
         hasher.update((name.len() as u64).to_le_bytes());

@@ -113,7 +113,11 @@ fn fetch<'s>(
         return Err(Problem::new(
             reason,
             field,
-            format!("{} {} does not exist in this namespace", kind.as_str(), key_ref.name),
+            format!(
+                "{} {} does not exist in this namespace",
+                kind.as_str(),
+                key_ref.name
+            ),
         ));
     };
     match object.data.get(&key_ref.key) {
@@ -146,7 +150,10 @@ pub struct LoadedFile {
 impl LoadedFile {
     /// `configFiles[0] base-client/client.properties:2`
     pub fn source_label(&self, line: u32) -> String {
-        format!("configFiles[{}] {}/{}:{}", self.index, self.object, self.key, line)
+        format!(
+            "configFiles[{}] {}/{}:{}",
+            self.index, self.object, self.key, line
+        )
     }
 }
 
@@ -161,8 +168,16 @@ pub fn load_files(
     let mut files = Vec::new();
     for (index, file) in spec.config_files.iter().enumerate() {
         let (kind, key_ref, field) = match (&file.config_map_key_ref, &file.secret_key_ref) {
-            (Some(r), None) => (SourceKind::ConfigMap, r, format!("spec.configFiles[{index}].configMapKeyRef")),
-            (None, Some(r)) => (SourceKind::Secret, r, format!("spec.configFiles[{index}].secretKeyRef")),
+            (Some(r), None) => (
+                SourceKind::ConfigMap,
+                r,
+                format!("spec.configFiles[{index}].configMapKeyRef"),
+            ),
+            (None, Some(r)) => (
+                SourceKind::Secret,
+                r,
+                format!("spec.configFiles[{index}].secretKeyRef"),
+            ),
             _ => {
                 problems.push(Problem::new(
                     Reason::InvalidArgument,
@@ -213,7 +228,11 @@ pub fn load_files(
 }
 
 /// Builds the values `${name}` and `${env.NAME}` resolve to.
-pub fn bindings(spec: &ToolConfigSpec, sources: &dyn Sources, problems: &mut Vec<Problem>) -> Bindings {
+pub fn bindings(
+    spec: &ToolConfigSpec,
+    sources: &dyn Sources,
+    problems: &mut Vec<Problem>,
+) -> Bindings {
     let mut bindings = Bindings::default();
     for (name, value) in &spec.system_properties {
         bindings.system_properties.insert(
@@ -232,9 +251,18 @@ pub fn bindings(spec: &ToolConfigSpec, sources: &dyn Sources, problems: &mut Vec
                 origin: BindingOrigin::Literal,
             },
             (None, Some(from)) => {
-                let (kind, key_ref, field) = match (&from.config_map_key_ref, &from.secret_key_ref) {
-                    (Some(r), None) => (SourceKind::ConfigMap, r, format!("{field}.valueFrom.configMapKeyRef")),
-                    (None, Some(r)) => (SourceKind::Secret, r, format!("{field}.valueFrom.secretKeyRef")),
+                let (kind, key_ref, field) = match (&from.config_map_key_ref, &from.secret_key_ref)
+                {
+                    (Some(r), None) => (
+                        SourceKind::ConfigMap,
+                        r,
+                        format!("{field}.valueFrom.configMapKeyRef"),
+                    ),
+                    (None, Some(r)) => (
+                        SourceKind::Secret,
+                        r,
+                        format!("{field}.valueFrom.secretKeyRef"),
+                    ),
                     _ => {
                         problems.push(Problem::new(
                             Reason::InvalidArgument,
@@ -250,7 +278,12 @@ pub fn bindings(spec: &ToolConfigSpec, sources: &dyn Sources, problems: &mut Vec
                             problems.push(Problem::new(
                                 Reason::ParseError,
                                 field,
-                                format!("{} {}/{} is not UTF-8 text", kind.as_str(), key_ref.name, key_ref.key),
+                                format!(
+                                    "{} {}/{} is not UTF-8 text",
+                                    kind.as_str(),
+                                    key_ref.name,
+                                    key_ref.key
+                                ),
                             ));
                             continue;
                         };

@@ -11,7 +11,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A client role: which Kafka client (or server) a file configures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Role {
     Producer,
@@ -254,7 +256,10 @@ impl OutputSpec {
     }
 
     pub fn mount_path(&self) -> &str {
-        self.mount_path.as_deref().unwrap_or(Self::DEFAULT_MOUNT_PATH).trim_end_matches('/')
+        self.mount_path
+            .as_deref()
+            .unwrap_or(Self::DEFAULT_MOUNT_PATH)
+            .trim_end_matches('/')
     }
 
     pub fn secrets(&self) -> SecretsMode {
@@ -272,7 +277,9 @@ pub struct RolloutTarget {
     pub name: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub enum RolloutKind {
     Deployment,
     StatefulSet,
@@ -394,7 +401,9 @@ pub enum SelectorOperator {
 
 impl LabelSelector {
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
+        self.match_labels
+            .iter()
+            .all(|(k, v)| labels.get(k) == Some(v))
             && self.match_expressions.iter().all(|req| {
                 let value = labels.get(&req.key);
                 match req.operator {

@@ -34,7 +34,10 @@ mod tests {
     #[test]
     fn suggests_the_nearest_key() {
         let keys = ["max.poll.interval.ms", "max.poll.records", "linger.ms"];
-        assert_eq!(closest("max.poll.interval.msec", keys), Some("max.poll.interval.ms"));
+        assert_eq!(
+            closest("max.poll.interval.msec", keys),
+            Some("max.poll.interval.ms")
+        );
         assert_eq!(closest("something.else.entirely", keys), None);
     }
 

@@ -21,7 +21,12 @@ const OPEN_PREFIXES: &[&str] = &[
     "confluent.",
 ];
 
-pub fn check_role(role: Role, view: &RoleView, problems: &mut Vec<Problem>, warnings: &mut Vec<Warning>) {
+pub fn check_role(
+    role: Role,
+    view: &RoleView,
+    problems: &mut Vec<Problem>,
+    warnings: &mut Vec<Warning>,
+) {
     let catalogue = ConfigCatalogue::get();
     let Some(set) = catalogue.set_for(role) else {
         return;
@@ -31,7 +36,9 @@ pub fn check_role(role: Role, view: &RoleView, problems: &mut Vec<Problem>, warn
             if role != Role::MirrorMaker && !OPEN_PREFIXES.iter().any(|p| key.starts_with(p)) {
                 let hint = suggest::closest(key, set.keys.keys().map(String::as_str))
                     .map(|s| format!("did you mean {s}?"))
-                    .unwrap_or_else(|| format!("the {role} client does not define it; Kafka ignores it"));
+                    .unwrap_or_else(|| {
+                        format!("the {role} client does not define it; Kafka ignores it")
+                    });
                 warnings.push(Warning {
                     key: key.to_string(),
                     role: Some(role),
@@ -81,10 +88,29 @@ pub fn check_value(def: &ConfigKey, value: &str) -> Result<(), String> {
             }
             None
         }
-        ConfigType::Int => Some(trimmed.parse::<i32>().map(f64::from).map_err(|_| "expected a 32-bit integer".to_string())?),
-        ConfigType::Short => Some(trimmed.parse::<i16>().map(f64::from).map_err(|_| "expected a 16-bit integer".to_string())?),
-        ConfigType::Long => Some(trimmed.parse::<i64>().map(|v| v as f64).map_err(|_| "expected a 64-bit integer".to_string())?),
-        ConfigType::Double => Some(trimmed.parse::<f64>().map_err(|_| "expected a number".to_string())?),
+        ConfigType::Int => Some(
+            trimmed
+                .parse::<i32>()
+                .map(f64::from)
+                .map_err(|_| "expected a 32-bit integer".to_string())?,
+        ),
+        ConfigType::Short => Some(
+            trimmed
+                .parse::<i16>()
+                .map(f64::from)
+                .map_err(|_| "expected a 16-bit integer".to_string())?,
+        ),
+        ConfigType::Long => Some(
+            trimmed
+                .parse::<i64>()
+                .map(|v| v as f64)
+                .map_err(|_| "expected a 64-bit integer".to_string())?,
+        ),
+        ConfigType::Double => Some(
+            trimmed
+                .parse::<f64>()
+                .map_err(|_| "expected a number".to_string())?,
+        ),
         ConfigType::Class => {
             if !is_class_name(trimmed) {
                 return Err("expected a fully qualified Java class name".into());
@@ -94,7 +120,7 @@ pub fn check_value(def: &ConfigKey, value: &str) -> Result<(), String> {
         ConfigType::String | ConfigType::List | ConfigType::Password => None,
     };
     match &def.validator {
-        Some(validator) => apply(validator, def.config_type, trimmed, number),
+        Some(validator) => apply(validator, trimmed, number),
         None => Ok(()),
     }
 }
@@ -107,7 +133,7 @@ fn list_items(value: &str) -> Vec<&str> {
     }
 }
 
-fn apply(validator: &Validator, config_type: ConfigType, value: &str, number: Option<f64>) -> Result<(), String> {
+fn apply(validator: &Validator, value: &str, number: Option<f64>) -> Result<(), String> {
     match validator {
         Validator::Range { min, max } => {
             let Some(n) = number else {
@@ -139,7 +165,10 @@ fn apply(validator: &Validator, config_type: ConfigType, value: &str, number: Op
                 Err(format!("must be one of {} (any case)", values.join(", ")))
             }
         }
-        Validator::ValidList { values, allow_empty } => {
+        Validator::ValidList {
+            values,
+            allow_empty,
+        } => {
             let items = list_items(value);
             if items.is_empty() && *allow_empty == Some(false) {
                 return Err("must not be empty".into());
@@ -160,9 +189,9 @@ fn apply(validator: &Validator, config_type: ConfigType, value: &str, number: Op
             }
         }
         Validator::NonNullValidator | Validator::Other => Ok(()),
-        Validator::Composite { validators } => validators
-            .iter()
-            .try_for_each(|v| apply(v, config_type, value, number)),
+        Validator::Composite { validators } => {
+            validators.iter().try_for_each(|v| apply(v, value, number))
+        }
     }
 }
 

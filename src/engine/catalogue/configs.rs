@@ -125,7 +125,13 @@ impl ConfigCatalogue {
                     .into_iter()
                     .map(|(name, set)| {
                         let keys = set.keys.into_iter().map(|k| (k.name.clone(), k)).collect();
-                        (name, ConfigSet { source: set.source.unwrap_or_default(), keys })
+                        (
+                            name,
+                            ConfigSet {
+                                source: set.source.unwrap_or_default(),
+                                keys,
+                            },
+                        )
                     })
                     .collect(),
             }

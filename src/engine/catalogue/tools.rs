@@ -164,7 +164,10 @@ pub fn version_at_least(version: &str, since: &str) -> bool {
     };
     let (a, b) = (parse(version), parse(since));
     for i in 0..a.len().max(b.len()) {
-        let (x, y) = (a.get(i).copied().unwrap_or(0), b.get(i).copied().unwrap_or(0));
+        let (x, y) = (
+            a.get(i).copied().unwrap_or(0),
+            b.get(i).copied().unwrap_or(0),
+        );
         if x != y {
             return x > y;
         }
@@ -190,14 +193,27 @@ mod tests {
         for tool in &ToolCatalogue::get().tools {
             for option in &tool.options {
                 for role in &option.roles {
-                    assert!(tool.roles.contains(role), "{}: {} feeds {role}", tool.name, option.name);
+                    assert!(
+                        tool.roles.contains(role),
+                        "{}: {} feeds {role}",
+                        tool.name,
+                        option.name
+                    );
                 }
             }
             for name in tool.tool_defaults.keys().chain(tool.forced.keys()) {
-                assert!(tool.roles.contains(name), "{}: defaults for {name}", tool.name);
+                assert!(
+                    tool.roles.contains(name),
+                    "{}: defaults for {name}",
+                    tool.name
+                );
             }
             if !tool.select_roles && !tool.positional_config_file {
-                assert!(tool.config_file.is_some(), "{} has no config-file option", tool.name);
+                assert!(
+                    tool.config_file.is_some(),
+                    "{} has no config-file option",
+                    tool.name
+                );
             }
         }
     }

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh machine: checks the toolchains (installing what Debian's
+# registry can give), lints, builds once, runs unit, property and JDK-differential tests, checks
+# generated artefacts for drift, starts a real control plane built from Go modules and runs the
+# end-to-end suites against it. Prints how long each stage took.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export CARGO_TERM_COLOR=never
+STAGES=()
+stage_start=0
+begin() { stage_name=$1; stage_start=$(date +%s); echo; echo "=== $stage_name"; }
+end() { local t=$(( $(date +%s) - stage_start )); STAGES+=("$(printf '%-34s %5ss' "$stage_name" "$t")"); }
+summary() {
+  echo; echo "=== stage times"
+  for s in "${STAGES[@]}"; do echo "  $s"; done
+}
+trap summary EXIT
+
+begin "toolchains"
+need_apt=()
+command -v javac >/dev/null || need_apt+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null || need_apt+=(maven)
+command -v openssl >/dev/null || need_apt+=(openssl)
+command -v lua5.1 >/dev/null || need_apt+=(lua5.1)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "installing from Debian: ${need_apt[*]}"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+command -v cargo >/dev/null || { echo "cargo (rustup) is required"; exit 1; }
+command -v go >/dev/null || export PATH=$PATH:/usr/local/go/bin
+command -v go >/dev/null || { echo "go is required to build the control plane"; exit 1; }
+cargo --version; go version; javac -version
+end
+
+begin "format and lint"
+cargo fmt --all -- --check
+cargo clippy --all-targets --locked -- -D warnings
+end
+
+begin "build (debug, shared by tests and e2e)"
+cargo build --all-targets --locked
+end
+
+begin "unit, property and JDK differential tests"
+cargo test --locked --lib --bins --test jdk_properties --test engine_rules --test examples
+end
+
+begin "catalogue drift"
+bash catalogue/check.sh
+end
+
+begin "control plane (etcd, kube-apiserver, kube-controller-manager from Go modules)"
+bash e2e/controlplane/up.sh
+trap 'bash e2e/controlplane/down.sh >/dev/null 2>&1 || true; summary' EXIT
+end
+
+begin "e2e: control plane smoke"
+bash e2e/smoke.sh
+end
+
+if [ -f tests/e2e_operator.rs ]; then
+  begin "e2e: operator on the real control plane"
+  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_operator -- --test-threads=1
+  end
+fi
+
+if [ -x e2e/chart/test.sh ]; then
+  begin "e2e: helm chart, RBAC, Argo CD health"
+  bash e2e/chart/test.sh
+  end
+fi
