@@ -750,8 +750,8 @@ fn every_tool_row_renders_with_its_required_arguments() {
             .forced
             .iter()
             .flat_map(|(role, keys)| {
-                keys.keys()
-                    .map(move |k| format!("{role}: {{{k}: user-value}}"))
+                keys.iter()
+                    .map(move |(k, v)| format!("{role}: {{{k}: \"{}\"}}", other_value(v)))
             })
             .take(1)
             .collect();
@@ -808,4 +808,15 @@ fn every_tool_row_renders_with_its_required_arguments() {
         checked += 1;
     }
     assert_eq!(checked, 30, "the 30 tools of the KIP-1137 table");
+}
+
+/// A value of the same type as `forced` but different from it.
+fn other_value(forced: &str) -> String {
+    match forced {
+        "false" => "true".into(),
+        "true" => "false".into(),
+        _ if forced.parse::<i64>().is_ok() => "1".into(),
+        _ if forced.contains('.') => "com.example.Custom".into(),
+        _ => "other".into(),
+    }
 }
