@@ -1,0 +1,362 @@
+//! Writes: the output object, rollout annotations, old immutable outputs and status. Every write
+//! is conditional — nothing is written when the live state already matches — and every update
+//! is server-side apply with the field manager `kafka-config-operator`, so an unchanged world
+//! costs zero writes and other managers' fields are never clobbered.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::{ConfigMap, PodTemplateSpec, Secret};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::core::{NamespaceResourceScope, PartialObjectMeta};
+use kube::{Api, Client, Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+use crate::engine::render::Rendered;
+use crate::engine::spec::{RolloutKind, RolloutTarget, ToolConfigSpec};
+use crate::operator::context::Error;
+use crate::operator::metrics::Metrics;
+use crate::output::{self, CONFIG_LABEL, HASH_ANNOTATION, MANAGER, OutputObject, Owner};
+use crate::status::{KafkaToolConfigStatus, RolloutStatus};
+
+/// What the output looks like after [`ensure_output`].
+#[derive(Debug, Default)]
+pub struct OutputState {
+    /// Hash of the content in our output object now.
+    pub hash: Option<String>,
+    /// Hash before this reconcile (for history), when we own the object.
+    pub previous_hash: Option<String>,
+    /// Files before this reconcile's write (to name the changed keys), when we wrote.
+    pub previous_files: Option<BTreeMap<String, String>>,
+    pub wrote: bool,
+    /// Set when an object we do not own holds the name (`OutputConflict`).
+    pub conflict: Option<String>,
+}
+
+fn apply_params() -> PatchParams {
+    PatchParams::apply(MANAGER).force()
+}
+
+fn is_controlled_by(meta: &kube::core::ObjectMeta, uid: &str) -> bool {
+    meta.owner_references
+        .iter()
+        .flatten()
+        .any(|r| r.controller == Some(true) && r.uid == uid)
+}
+
+fn hash_of(meta: &kube::core::ObjectMeta) -> Option<String> {
+    meta.annotations
+        .as_ref()
+        .and_then(|a| a.get(HASH_ANNOTATION))
+        .cloned()
+}
+
+/// Files of an output object we wrote, for the changed-keys diff.
+trait OutputFiles {
+    fn files(&self) -> BTreeMap<String, String>;
+}
+
+impl OutputFiles for ConfigMap {
+    fn files(&self) -> BTreeMap<String, String> {
+        self.data.clone().unwrap_or_default()
+    }
+}
+
+impl OutputFiles for Secret {
+    fn files(&self) -> BTreeMap<String, String> {
+        self.data
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), String::from_utf8_lossy(&v.0).into_owned()))
+            .collect()
+    }
+}
+
+/// Creates, applies or leaves alone the output object of a valid config.
+pub async fn ensure_output(
+    client: &Client,
+    metrics: &Metrics,
+    owner: &Owner<'_>,
+    spec: &ToolConfigSpec,
+    rendered: &Rendered,
+    previous_status_hash: Option<&str>,
+) -> Result<OutputState, Error> {
+    let object = output::build(owner, spec, rendered);
+    let immutable = spec.output().immutable == Some(true);
+    match object {
+        OutputObject::ConfigMap(cm) => {
+            let api: Api<ConfigMap> = Api::namespaced(client.clone(), owner.namespace);
+            ensure(
+                &api,
+                metrics,
+                "ConfigMap",
+                owner,
+                cm,
+                rendered,
+                immutable,
+                previous_status_hash,
+            )
+            .await
+        }
+        OutputObject::Secret(secret) => {
+            let api: Api<Secret> = Api::namespaced(client.clone(), owner.namespace);
+            ensure(
+                &api,
+                metrics,
+                "Secret",
+                owner,
+                secret,
+                rendered,
+                immutable,
+                previous_status_hash,
+            )
+            .await
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn ensure<K>(
+    api: &Api<K>,
+    metrics: &Metrics,
+    kind: &str,
+    owner: &Owner<'_>,
+    object: K,
+    rendered: &Rendered,
+    immutable: bool,
+    previous_status_hash: Option<&str>,
+) -> Result<OutputState, Error>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + OutputFiles,
+{
+    let name = object.name_any();
+    let uid = owner.uid.ok_or(Error::MissingField("metadata.uid"))?;
+    let mut state = OutputState::default();
+    match api.get_metadata_opt(&name).await? {
+        None => {
+            let params = PostParams {
+                field_manager: Some(MANAGER.to_string()),
+                ..PostParams::default()
+            };
+            // create, not apply: if someone else creates the name meanwhile, we get 409 and
+            // never take over their object.
+            api.create(&params, &object).await?;
+            metrics.write(kind);
+            state.wrote = true;
+            state.hash = Some(rendered.hash.clone());
+            if immutable && let Some(prev) = previous_status_hash {
+                let prev_name = output::immutable_name(&rendered.name, prev);
+                if let Some(old) = api.get_opt(&prev_name).await?
+                    && is_controlled_by(old.meta(), uid)
+                {
+                    state.previous_hash = Some(prev.to_string());
+                    state.previous_files = Some(old.files());
+                }
+            }
+        }
+        Some(existing) if !is_controlled_by(&existing.metadata, uid) => {
+            state.conflict = Some(format!(
+                "{kind} {name} already exists and is not controlled by this KafkaToolConfig; the operator \
+                 never overwrites it: delete or rename it, or set spec.output.name"
+            ));
+        }
+        Some(existing) => {
+            let live = hash_of(&existing.metadata);
+            state.previous_hash = live.clone();
+            if live.as_deref() == Some(rendered.hash.as_str()) || immutable {
+                // Immutable objects are content-addressed: same name, same content.
+                state.hash = live.or_else(|| Some(rendered.hash.clone()));
+            } else {
+                if let Some(old) = api.get_opt(&name).await? {
+                    state.previous_files = Some(old.files());
+                }
+                api.patch(&name, &apply_params(), &Patch::Apply(&object))
+                    .await?;
+                metrics.write(kind);
+                state.wrote = true;
+                state.hash = Some(rendered.hash.clone());
+            }
+        }
+    }
+    Ok(state)
+}
+
+/// With `output.immutable`, deletes our previous outputs beyond the newest `keep`.
+pub async fn prune_immutable(
+    client: &Client,
+    metrics: &Metrics,
+    owner: &Owner<'_>,
+    spec: &ToolConfigSpec,
+    current: &str,
+) -> Result<(), Error> {
+    let keep = spec.output().keep.unwrap_or(3) as usize;
+    let uid = owner.uid.ok_or(Error::MissingField("metadata.uid"))?;
+    let selector = format!("{CONFIG_LABEL}={}", owner.name);
+    let lp = ListParams::default().labels(&selector);
+    match spec.output().kind() {
+        crate::engine::spec::OutputKind::ConfigMap => {
+            let api: Api<ConfigMap> = Api::namespaced(client.clone(), owner.namespace);
+            prune(&api, metrics, "ConfigMap", &lp, uid, current, keep).await
+        }
+        crate::engine::spec::OutputKind::Secret => {
+            let api: Api<Secret> = Api::namespaced(client.clone(), owner.namespace);
+            prune(&api, metrics, "Secret", &lp, uid, current, keep).await
+        }
+    }
+}
+
+async fn prune<K>(
+    api: &Api<K>,
+    metrics: &Metrics,
+    kind: &str,
+    lp: &ListParams,
+    uid: &str,
+    current: &str,
+    keep: usize,
+) -> Result<(), Error>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+{
+    let mut old: Vec<PartialObjectMeta<K>> = api
+        .list_metadata(lp)
+        .await?
+        .items
+        .into_iter()
+        .filter(|o| {
+            is_controlled_by(&o.metadata, uid) && o.metadata.name.as_deref() != Some(current)
+        })
+        .collect();
+    // newest first
+    old.sort_by(|a, b| {
+        let t = |o: &PartialObjectMeta<K>| o.metadata.creation_timestamp.as_ref().map(|t| t.0);
+        t(b).cmp(&t(a))
+            .then_with(|| b.metadata.name.cmp(&a.metadata.name))
+    });
+    for object in old.iter().skip(keep) {
+        if let Some(name) = &object.metadata.name {
+            match api.delete(name, &DeleteParams::default()).await {
+                Ok(_) => metrics.write("Delete"),
+                Err(kube::Error::Api(s)) if s.is_not_found() => {}
+                Err(e) => {
+                    tracing::warn!(%kind, %name, error = %e, "cannot delete an old immutable output")
+                }
+            }
+            tracing::info!(%kind, %name, "deleted an old immutable output");
+        }
+    }
+    Ok(())
+}
+
+/// Sets the hash annotation on each target's pod template when it differs, and reports what each
+/// target carries now. A missing target is reported (hash absent), not an error.
+pub async fn roll_out(
+    client: &Client,
+    metrics: &Metrics,
+    namespace: &str,
+    targets: &[RolloutTarget],
+    hash: &str,
+) -> Result<Vec<RolloutStatus>, Error> {
+    let mut statuses = Vec::new();
+    for target in targets {
+        let current = match target.kind {
+            RolloutKind::Deployment => {
+                let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
+                roll::<Deployment>(&api, metrics, &target.name, hash, |d| {
+                    d.spec.as_ref().map(|s| &s.template)
+                })
+                .await?
+            }
+            RolloutKind::StatefulSet => {
+                let api: Api<StatefulSet> = Api::namespaced(client.clone(), namespace);
+                roll::<StatefulSet>(&api, metrics, &target.name, hash, |s| {
+                    s.spec.as_ref().map(|s| &s.template)
+                })
+                .await?
+            }
+            RolloutKind::DaemonSet => {
+                let api: Api<DaemonSet> = Api::namespaced(client.clone(), namespace);
+                roll::<DaemonSet>(&api, metrics, &target.name, hash, |s| {
+                    s.spec.as_ref().map(|s| &s.template)
+                })
+                .await?
+            }
+        };
+        statuses.push(RolloutStatus {
+            kind: format!("{:?}", target.kind),
+            name: target.name.clone(),
+            hash: current,
+        });
+    }
+    Ok(statuses)
+}
+
+async fn roll<K>(
+    api: &Api<K>,
+    metrics: &Metrics,
+    name: &str,
+    hash: &str,
+    template: impl Fn(&K) -> Option<&PodTemplateSpec>,
+) -> Result<Option<String>, Error>
+where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + Debug,
+{
+    let Some(workload) = api.get_opt(name).await? else {
+        return Ok(None);
+    };
+    let live = template(&workload)
+        .and_then(|t| t.metadata.as_ref())
+        .and_then(|m| m.annotations.as_ref())
+        .and_then(|a| a.get(HASH_ANNOTATION))
+        .cloned();
+    if live.as_deref() == Some(hash) {
+        return Ok(live);
+    }
+    // Only the one annotation: SSA makes us the manager of exactly that field.
+    let patch = json!({
+        "apiVersion": K::api_version(&()),
+        "kind": K::kind(&()),
+        "metadata": {"name": name},
+        "spec": {"template": {"metadata": {"annotations": {HASH_ANNOTATION: hash}}}}
+    });
+    api.patch(name, &apply_params(), &Patch::Apply(&patch))
+        .await?;
+    metrics.write("Workload");
+    tracing::info!(workload = %name, kind = %K::kind(&()), %hash, "rolled out the new configuration hash");
+    Ok(Some(hash.to_string()))
+}
+
+/// Applies `status` on the status subresource (the caller has checked it changed).
+pub async fn write_status<K>(
+    api: &Api<K>,
+    metrics: &Metrics,
+    name: &str,
+    status: &impl Serialize,
+) -> Result<(), Error>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+{
+    let patch = json!({
+        "apiVersion": K::api_version(&()),
+        "kind": K::kind(&()),
+        "status": status,
+    });
+    api.patch_status(name, &apply_params(), &Patch::Apply(&patch))
+        .await?;
+    metrics.write("Status");
+    Ok(())
+}
+
+/// Status equality for "did anything change": exactly the serialized form.
+pub fn status_changed(
+    previous: Option<&KafkaToolConfigStatus>,
+    next: &KafkaToolConfigStatus,
+) -> bool {
+    previous != Some(next)
+}

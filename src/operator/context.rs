@@ -1,0 +1,207 @@
+//! What every reconcile shares: the client, the caches (namespaces, GlobalClientDefaults, the
+//! KafkaToolConfigs of each watched scope), the reverse index, metrics, the event recorder and the
+//! leadership flag that gates every write.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Client;
+use kube::core::PartialObjectMeta;
+use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::reflector::{ObjectRef, Store};
+
+use crate::engine::globals::GlobalDefaults;
+use crate::engine::sources::SourceRef;
+use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
+use crate::operator::index::{ConfigKey, ReverseIndex};
+use crate::operator::metrics::Metrics;
+use crate::output::MANAGER;
+
+/// Why a reconcile failed. Everything here is transient (the API server, the network, a race):
+/// an invalid spec is not an error, it is a status.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("Kubernetes API: {0}")]
+    Kube(#[from] kube::Error),
+    #[error("the object has no {0}")]
+    MissingField(&'static str),
+    #[error("cannot serialize: {0}")]
+    Serialize(#[from] serde_json::Error),
+}
+
+impl Error {
+    /// A short, bounded label for `reconcile_errors_total{reason}`.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            Error::Kube(kube::Error::Api(status)) if status.is_conflict() => "Conflict",
+            Error::Kube(kube::Error::Api(status)) if status.is_already_exists() => "AlreadyExists",
+            Error::Kube(kube::Error::Api(status)) if status.is_forbidden() => "Forbidden",
+            Error::Kube(kube::Error::Api(status)) if status.is_not_found() => "NotFound",
+            Error::Kube(kube::Error::Api(status)) if status.is_invalid() => "Invalid",
+            Error::Kube(kube::Error::Api(_)) => "ApiError",
+            Error::Kube(_) => "Transport",
+            Error::MissingField(_) => "MissingField",
+            Error::Serialize(_) => "Serialize",
+        }
+    }
+}
+
+/// What the last reconcile of a config saw, to name the cause of a content change in history
+/// ("ConfigMap base-client changed"). In memory only: after a restart the cause is less precise.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Seen {
+    pub generation: Option<i64>,
+    /// resourceVersion of each referenced source (None: absent).
+    pub sources: BTreeMap<SourceRef, Option<String>>,
+    /// GlobalClientDefaults applied, with their generation.
+    pub globals: BTreeMap<String, Option<i64>>,
+}
+
+pub struct Context {
+    pub client: Client,
+    pub metrics: Arc<Metrics>,
+    pub recorder: Recorder,
+    pub namespaces: Store<PartialObjectMeta<Namespace>>,
+    pub globals: Store<GlobalClientDefaults>,
+    /// One store per watched scope (all namespaces, or each `--watch-namespace`).
+    pub configs: Vec<Store<KafkaToolConfig>>,
+    pub index: Mutex<ReverseIndex>,
+    pub seen: Mutex<HashMap<ConfigKey, Seen>>,
+    pub failures: Mutex<HashMap<ConfigKey, u32>>,
+    /// Only the leader writes; everyone else keeps warm caches.
+    pub leader: Arc<AtomicBool>,
+}
+
+/// Locks a mutex even if a panicking reconcile poisoned it: the data are caches that the next
+/// reconcile rewrites, so a poisoned value is still usable.
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Context {
+    pub fn new(
+        client: Client,
+        metrics: Arc<Metrics>,
+        namespaces: Store<PartialObjectMeta<Namespace>>,
+        globals: Store<GlobalClientDefaults>,
+        configs: Vec<Store<KafkaToolConfig>>,
+        leader: Arc<AtomicBool>,
+        instance: Option<String>,
+    ) -> Self {
+        let recorder = Recorder::new(
+            client.clone(),
+            Reporter {
+                controller: MANAGER.to_string(),
+                instance,
+            },
+        );
+        Context {
+            client,
+            metrics,
+            recorder,
+            namespaces,
+            globals,
+            configs,
+            index: Mutex::default(),
+            seen: Mutex::default(),
+            failures: Mutex::default(),
+            leader,
+        }
+    }
+
+    pub fn is_leader(&self) -> bool {
+        self.leader.load(Ordering::SeqCst)
+    }
+
+    /// Labels of a namespace from the cache (empty when unknown).
+    pub fn namespace_labels(&self, namespace: &str) -> BTreeMap<String, String> {
+        self.namespaces
+            .get(&ObjectRef::new(namespace))
+            .and_then(|ns| ns.metadata.labels.clone())
+            .unwrap_or_default()
+    }
+
+    /// Every GlobalClientDefaults in the cache, as the engine wants them.
+    pub fn global_defaults(&self) -> Vec<GlobalDefaults> {
+        self.globals
+            .state()
+            .iter()
+            .filter_map(|g| {
+                Some(GlobalDefaults {
+                    name: g.metadata.name.clone()?,
+                    spec: g.spec.config.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// Every cached KafkaToolConfig of every scope.
+    pub fn all_configs(&self) -> Vec<Arc<KafkaToolConfig>> {
+        self.configs.iter().flat_map(Store::state).collect()
+    }
+
+    /// Exponential backoff with jitter for the n-th consecutive failure: 1 s, 2 s, 4 s, … capped at
+    /// 5 minutes, ±25 %, so that a failing API server is not hammered in lockstep.
+    pub fn backoff(&self, key: &ConfigKey) -> Duration {
+        let attempt = {
+            let mut failures = lock(&self.failures);
+            let n = failures.entry(key.clone()).or_insert(0);
+            *n = n.saturating_add(1);
+            *n
+        };
+        backoff_for(attempt, jitter_seed())
+    }
+
+    pub fn succeeded(&self, key: &ConfigKey) {
+        lock(&self.failures).remove(key);
+    }
+}
+
+/// A cheap seed for jitter; cryptographic quality is not needed.
+fn jitter_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    u64::from(nanos)
+        .wrapping_mul(6364136223846793005)
+        .rotate_left(17)
+}
+
+pub fn backoff_for(attempt: u32, seed: u64) -> Duration {
+    let exponent = attempt.saturating_sub(1).min(9);
+    let base_ms = (1000u64 << exponent).min(300_000);
+    // seed % 501 in [0, 500] → factor in [0.75, 1.25]
+    let permille = 750 + (seed % 501);
+    Duration::from_millis(base_ms * permille / 1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_exponentially_and_is_capped() {
+        let mid = u64::MAX / 2 - (u64::MAX / 2) % 501 + 250; // factor exactly 1.0
+        assert_eq!(backoff_for(1, mid), Duration::from_secs(1));
+        assert_eq!(backoff_for(2, mid), Duration::from_secs(2));
+        assert_eq!(backoff_for(5, mid), Duration::from_secs(16));
+        assert_eq!(backoff_for(30, mid), Duration::from_secs(300));
+    }
+
+    #[test]
+    fn backoff_jitter_stays_within_a_quarter() {
+        for seed in [0, 1, 250, 500, 12345, u64::MAX] {
+            let d = backoff_for(3, seed);
+            assert!(
+                d >= Duration::from_millis(3000) && d <= Duration::from_millis(5000),
+                "{d:?}"
+            );
+        }
+    }
+}

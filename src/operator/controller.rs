@@ -1,0 +1,471 @@
+//! Wiring: one kube-runtime `Controller` per watched scope (all namespaces, or each
+//! `--watch-namespace`, so a tenant can grant namespaced Roles only), fed by
+//!
+//! - the KafkaToolConfigs, filtered by `predicates::generation` so status writes never re-trigger;
+//! - metadata-only watches of the ConfigMaps/Secrets we own (label selector), mapped by owner;
+//! - metadata-only watches of all ConfigMaps/Secrets, mapped through the reverse index to the
+//!   configs that read them (no Secret data is ever cached);
+//! - GlobalClientDefaults and Namespace label changes, mapped here and sent with `reconcile_on`;
+//! - a "reconcile everything" trigger when this replica becomes leader.
+//!
+//! Caches strip `managedFields`. Every replica keeps warm caches; only the Lease holder writes.
+
+use std::collections::HashMap;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use futures::{FutureExt, Stream, StreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use kube::api::Api;
+use kube::core::{NamespaceResourceScope, PartialObjectMeta};
+use kube::runtime::controller::{Config as ControllerConfig, Controller};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher::{self, watcher};
+use kube::runtime::{WatchStreamExt, predicates};
+use kube::{Client, Resource, ResourceExt};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tracing::{debug, error, info, warn};
+
+use crate::engine::sources::SourceKind;
+use crate::operator::context::{Context, lock};
+use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
+use crate::operator::globals;
+use crate::operator::health;
+use crate::operator::leader::{self, Attempt, LeaseLock};
+use crate::operator::metrics::Metrics;
+use crate::operator::reconcile::{error_policy, reconcile};
+use crate::operator::{OperatorError, RunOptions, check_crds};
+use crate::output::{MANAGED_BY_LABEL, MANAGER};
+
+/// Trailing-edge debounce: a ConfigMap and a Secret edited in one commit become one render.
+const DEBOUNCE: Duration = Duration::from_millis(500);
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,kube=warn"));
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_current_span(true)
+        .with_span_list(false)
+        .with_env_filter(filter)
+        .try_init();
+}
+
+/// Memory: the caches keep neither managedFields nor kubectl's copy of the whole object.
+fn strip<K: Resource>(object: &mut K) {
+    object.meta_mut().managed_fields = None;
+    if let Some(annotations) = object.meta_mut().annotations.as_mut() {
+        annotations.remove(LAST_APPLIED);
+    }
+}
+
+fn scoped<K>(client: &Client, scope: Option<&str>) -> Api<K>
+where
+    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>,
+{
+    match scope {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    }
+}
+
+fn receiver_stream<T: Send + 'static>(
+    rx: UnboundedReceiver<T>,
+) -> impl Stream<Item = T> + Send + 'static {
+    futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    })
+}
+
+/// Sends a config to the controller of its scope.
+struct Routes {
+    routes: Vec<(Option<String>, UnboundedSender<ObjectRef<KafkaToolConfig>>)>,
+}
+
+impl Routes {
+    fn send(&self, object: ObjectRef<KafkaToolConfig>) {
+        let ns = object.namespace.clone();
+        for (scope, tx) in &self.routes {
+            if scope.is_none() || scope.as_deref() == ns.as_deref() {
+                let _ = tx.send(object.clone());
+                return;
+            }
+        }
+    }
+}
+
+fn identity(options: &RunOptions) -> String {
+    options.identity.clone().unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .ok()
+            .filter(|h| !h.is_empty())
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .unwrap_or_else(|| "kafka-config-operator".to_string());
+        format!("{host}-{}", std::process::id())
+    })
+}
+
+fn lease_namespace(options: &RunOptions) -> String {
+    options.lease_namespace.clone().unwrap_or_else(|| {
+        std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+            .map(|ns| ns.trim().to_string())
+            .ok()
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or_else(|| "default".to_string())
+    })
+}
+
+pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
+    init_logging();
+    let client = Client::try_default().await.map_err(OperatorError::Client)?;
+    check_crds(&client, &options.watch_namespaces).await?;
+    let identity = identity(&options);
+    let metrics = Arc::new(Metrics::new());
+    let ready = Arc::new(AtomicBool::new(false));
+    let address = options.metrics_address;
+    health::serve(address, metrics.clone(), ready.clone())
+        .await
+        .map_err(|source| OperatorError::Bind { address, source })?;
+    info!(%address, %identity, scopes = ?options.watch_namespaces, "starting");
+
+    let leader = Arc::new(AtomicBool::new(!options.leader_election));
+    metrics.leader(!options.leader_election);
+
+    let (ns_reader, ns_writer) = reflector::store::<PartialObjectMeta<Namespace>>();
+    let ns_events = watcher(
+        Api::<PartialObjectMeta<Namespace>>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .modify(strip)
+    .reflect(ns_writer)
+    .applied_objects()
+    .predicate_filter(predicates::labels, Default::default());
+    let (gcd_reader, gcd_writer) = reflector::store::<GlobalClientDefaults>();
+    let gcd_events = watcher(
+        Api::<GlobalClientDefaults>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .modify(strip)
+    .reflect(gcd_writer);
+
+    let scopes: Vec<Option<String>> = if options.watch_namespaces.is_empty() {
+        vec![None]
+    } else {
+        options.watch_namespaces.iter().cloned().map(Some).collect()
+    };
+    let stores: Vec<(
+        Store<KafkaToolConfig>,
+        reflector::store::Writer<KafkaToolConfig>,
+    )> = scopes.iter().map(|_| reflector::store()).collect();
+    let readers: Vec<Store<KafkaToolConfig>> = stores.iter().map(|(r, _)| r.clone()).collect();
+    let ctx = Arc::new(Context::new(
+        client.clone(),
+        metrics.clone(),
+        ns_reader.clone(),
+        gcd_reader.clone(),
+        readers.clone(),
+        leader.clone(),
+        Some(identity.clone()),
+    ));
+
+    let mut routes = Vec::new();
+    let mut reconcile_all = Vec::new();
+    let mut controllers: Vec<BoxFuture<'static, ()>> = Vec::new();
+    for (scope, (reader, writer)) in scopes.into_iter().zip(stores) {
+        let (tx, rx) = unbounded_channel();
+        routes.push((scope.clone(), tx));
+        let (all_tx, all_rx) = unbounded_channel::<()>();
+        reconcile_all.push(all_tx);
+        controllers.push(controller(
+            &client,
+            scope.as_deref(),
+            reader,
+            writer,
+            &ctx,
+            rx,
+            all_rx,
+        ));
+    }
+    let routes = Arc::new(Routes { routes });
+
+    // Namespace label changes move GlobalClientDefaults selection: re-reconcile that namespace.
+    tokio::spawn({
+        let ctx = ctx.clone();
+        let routes = routes.clone();
+        async move {
+            let mut events = pin!(ns_events);
+            while let Some(event) = events.next().await {
+                match event {
+                    Ok(ns) => {
+                        let name = ns.name_any();
+                        for config in ctx.all_configs() {
+                            if config.namespace().as_deref() == Some(name.as_str()) {
+                                routes.send(ObjectRef::from_obj(&*config));
+                            }
+                        }
+                    }
+                    Err(error) => warn!(%error, "namespace watch"),
+                }
+            }
+        }
+    });
+
+    // GlobalClientDefaults edits: the configs selected before and after the edit.
+    tokio::spawn({
+        let ctx = ctx.clone();
+        let routes = routes.clone();
+        async move {
+            let mut generations: HashMap<String, Option<i64>> = HashMap::new();
+            let mut events = pin!(gcd_events);
+            while let Some(event) = events.next().await {
+                let (global, deleted, initial) = match event {
+                    Ok(watcher::Event::Apply(g)) => (g, false, false),
+                    Ok(watcher::Event::InitApply(g)) => (g, false, true),
+                    Ok(watcher::Event::Delete(g)) => (g, true, false),
+                    Ok(_) => continue,
+                    Err(error) => {
+                        warn!(%error, "GlobalClientDefaults watch");
+                        continue;
+                    }
+                };
+                let name = global.name_any();
+                let generation = global.metadata.generation;
+                let changed = if deleted {
+                    generations.remove(&name);
+                    true
+                } else {
+                    // The initial list is not a change: reconciles wait for this cache anyway.
+                    match generations.insert(name.clone(), generation) {
+                        None => !initial,
+                        Some(old) => old != generation,
+                    }
+                };
+                if changed {
+                    let affected = globals::affected(&ctx, &global);
+                    debug!(global = %name, count = affected.len(), "GlobalClientDefaults changed");
+                    for object in affected {
+                        routes.send(object);
+                    }
+                }
+            }
+        }
+    });
+
+    // Ready once every cache has its first full list.
+    tokio::spawn({
+        let ready = ready.clone();
+        let (ns_reader, gcd_reader, readers) =
+            (ns_reader.clone(), gcd_reader.clone(), readers.clone());
+        async move {
+            let _ = ns_reader.wait_until_ready().await;
+            let _ = gcd_reader.wait_until_ready().await;
+            for reader in readers {
+                let _ = reader.wait_until_ready().await;
+            }
+            ready.store(true, Ordering::SeqCst);
+            info!("caches synced; ready");
+        }
+    });
+
+    tokio::spawn(globals::keep_status(ctx.clone()));
+
+    let lease = options.leader_election.then(|| {
+        Arc::new(LeaseLock::new(
+            client.clone(),
+            &lease_namespace(&options),
+            &options.lease_name,
+            &identity,
+        ))
+    });
+    let campaign: BoxFuture<'static, OperatorError> = match &lease {
+        Some(lease) => campaign(
+            lease.clone(),
+            leader.clone(),
+            metrics.clone(),
+            ready.clone(),
+            reconcile_all,
+        )
+        .boxed(),
+        None => futures::future::pending().boxed(),
+    };
+
+    let result = tokio::select! {
+        _ = futures::future::join_all(controllers) => Ok(()),
+        lost = campaign => Err(lost),
+        () = shutdown_signal() => {
+            info!("termination signal; shutting down");
+            Ok(())
+        }
+    };
+    leader.store(false, Ordering::SeqCst);
+    if let (Some(lease), Ok(())) = (&lease, &result) {
+        lease.release().await;
+    }
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+fn controller(
+    client: &Client,
+    scope: Option<&str>,
+    reader: Store<KafkaToolConfig>,
+    writer: reflector::store::Writer<KafkaToolConfig>,
+    ctx: &Arc<Context>,
+    triggers: UnboundedReceiver<ObjectRef<KafkaToolConfig>>,
+    reconcile_all: UnboundedReceiver<()>,
+) -> BoxFuture<'static, ()> {
+    let primary = watcher(
+        scoped::<KafkaToolConfig>(client, scope),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .modify(strip)
+    .reflect(writer)
+    .applied_objects()
+    .predicate_filter(predicates::generation, Default::default());
+    let owned = watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={MANAGER}"));
+    let owned_config_maps = watcher(
+        scoped::<PartialObjectMeta<ConfigMap>>(client, scope),
+        owned.clone(),
+    )
+    .default_backoff()
+    .touched_objects();
+    let owned_secrets = watcher(scoped::<PartialObjectMeta<Secret>>(client, scope), owned)
+        .default_backoff()
+        .touched_objects();
+    let config_maps = watcher(
+        scoped::<PartialObjectMeta<ConfigMap>>(client, scope),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .touched_objects();
+    let secrets = watcher(
+        scoped::<PartialObjectMeta<Secret>>(client, scope),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .touched_objects();
+    let (ctx_cm, ctx_secret) = (ctx.clone(), ctx.clone());
+    let dependants = move |ctx: &Context, kind: SourceKind, ns: Option<String>, name: String| {
+        let ns = ns.unwrap_or_default();
+        lock(&ctx.index)
+            .dependants(&ns, kind, &name)
+            .into_iter()
+            .map(|(ns, name)| ObjectRef::new(&name).within(&ns))
+            .collect::<Vec<_>>()
+    };
+    let scope_name = scope.unwrap_or("all namespaces").to_string();
+    Controller::for_stream(primary, reader)
+        .with_config(ControllerConfig::default().debounce(DEBOUNCE))
+        .owns_stream(owned_config_maps)
+        .owns_stream(owned_secrets)
+        .watches_stream(config_maps, move |cm: PartialObjectMeta<ConfigMap>| {
+            dependants(
+                &ctx_cm,
+                SourceKind::ConfigMap,
+                cm.namespace(),
+                cm.name_any(),
+            )
+        })
+        .watches_stream(secrets, move |s: PartialObjectMeta<Secret>| {
+            dependants(&ctx_secret, SourceKind::Secret, s.namespace(), s.name_any())
+        })
+        .reconcile_on(receiver_stream(triggers))
+        .reconcile_all_on(receiver_stream(reconcile_all))
+        .run(reconcile, error_policy, ctx.clone())
+        .for_each(|result| async move {
+            match result {
+                Ok((object, _)) => {
+                    debug!(namespace = ?object.namespace, name = %object.name, "reconciled")
+                }
+                Err(kube::runtime::controller::Error::ReconcilerFailed(..)) => {} // logged by error_policy
+                Err(error) => debug!(%error, "controller"),
+            }
+        })
+        .map(move |()| warn!(scope = %scope_name, "controller stream ended"))
+        .boxed()
+}
+
+/// Campaigns for the Lease until leadership is lost (then returns the reason).
+async fn campaign(
+    lease: Arc<LeaseLock>,
+    leader: Arc<AtomicBool>,
+    metrics: Arc<Metrics>,
+    ready: Arc<AtomicBool>,
+    reconcile_all: Vec<UnboundedSender<()>>,
+) -> OperatorError {
+    // Campaign only with warm caches, so the first reconcile-all sees every object.
+    while !ready.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let mut last_renewal: Option<Instant> = None;
+    loop {
+        let is_leader = leader.load(Ordering::SeqCst);
+        match lease.try_acquire_or_renew().await {
+            Ok(Attempt::Held) => {
+                last_renewal = Some(Instant::now());
+                if !is_leader {
+                    leader.store(true, Ordering::SeqCst);
+                    metrics.leader(true);
+                    info!(identity = %lease.identity(), "became the leader; reconciling everything");
+                    for tx in &reconcile_all {
+                        let _ = tx.send(());
+                    }
+                }
+            }
+            Ok(Attempt::HeldBy(holder)) => {
+                if is_leader {
+                    leader.store(false, Ordering::SeqCst);
+                    metrics.leader(false);
+                    return OperatorError::LeadershipLost(format!("(now held by {holder})"));
+                }
+                debug!(%holder, "standing by");
+            }
+            Ok(Attempt::Conflict) => debug!("lost a race on the Lease; retrying"),
+            Err(e) => warn!(error = %e, "leader election"),
+        }
+        if leader.load(Ordering::SeqCst)
+            && last_renewal.is_some_and(|t| t.elapsed() > leader::RENEW_DEADLINE)
+        {
+            leader.store(false, Ordering::SeqCst);
+            metrics.leader(false);
+            error!("could not renew the leader Lease in time");
+            return OperatorError::LeadershipLost("(renewal deadline passed)".to_string());
+        }
+        let pause = if leader.load(Ordering::SeqCst) {
+            leader::RENEW_EVERY
+        } else {
+            leader::RETRY_EVERY
+        };
+        tokio::time::sleep(pause).await;
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {},
+                    _ = term.recv() => {},
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

@@ -1,0 +1,116 @@
+//! Reads exactly the ConfigMaps and Secrets a spec references, with one `get` each: Secret
+//! content is never cached by the controller, it lives only for the duration of a reconcile.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::{Api, Client};
+
+use crate::engine::sources::{SourceData, SourceKind, SourceRef, SourceSet};
+
+/// The sources of one namespace and the resourceVersion each had when read (None: absent).
+pub struct Fetched {
+    pub sources: SourceSet,
+    pub versions: BTreeMap<SourceRef, Option<String>>,
+}
+
+pub async fn fetch_sources(
+    client: &Client,
+    namespace: &str,
+    refs: &[SourceRef],
+) -> Result<Fetched, kube::Error> {
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let mut fetched = Fetched {
+        sources: SourceSet::default(),
+        versions: BTreeMap::new(),
+    };
+    for r in refs {
+        let version = match r.kind {
+            SourceKind::ConfigMap => match config_maps.get_opt(&r.name).await? {
+                Some(cm) => {
+                    let version = cm.metadata.resource_version.clone();
+                    fetched
+                        .sources
+                        .config_maps
+                        .insert(r.name.clone(), config_map_data(cm));
+                    version
+                }
+                None => None,
+            },
+            SourceKind::Secret => match secrets.get_opt(&r.name).await? {
+                Some(secret) => {
+                    let version = secret.metadata.resource_version.clone();
+                    fetched
+                        .sources
+                        .secrets
+                        .insert(r.name.clone(), secret_data(secret));
+                    version
+                }
+                None => None,
+            },
+        };
+        fetched.versions.insert(r.clone(), version);
+    }
+    Ok(fetched)
+}
+
+fn config_map_data(cm: ConfigMap) -> SourceData {
+    let mut data: BTreeMap<String, Vec<u8>> = cm
+        .data
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k, v.into_bytes()))
+        .collect();
+    for (k, v) in cm.binary_data.unwrap_or_default() {
+        data.insert(k, v.0);
+    }
+    SourceData { data }
+}
+
+fn secret_data(secret: Secret) -> SourceData {
+    let mut data: BTreeMap<String, Vec<u8>> = secret
+        .data
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k, v.0))
+        .collect();
+    // stringData is write-only in the API, but a cached object built by hand may carry it.
+    for (k, v) in secret.string_data.unwrap_or_default() {
+        data.entry(k).or_insert_with(|| v.into_bytes());
+    }
+    SourceData { data }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::ByteString;
+
+    #[test]
+    fn config_map_binary_data_is_readable_as_a_source() {
+        let cm = ConfigMap {
+            data: Some(BTreeMap::from([("a.properties".into(), "a=1".into())])),
+            binary_data: Some(BTreeMap::from([(
+                "b.properties".into(),
+                ByteString(b"b=2".to_vec()),
+            )])),
+            ..ConfigMap::default()
+        };
+        let data = config_map_data(cm).data;
+        assert_eq!(data["a.properties"], b"a=1");
+        assert_eq!(data["b.properties"], b"b=2");
+    }
+
+    #[test]
+    fn secret_data_is_decoded_bytes() {
+        let secret = Secret {
+            data: Some(BTreeMap::from([(
+                "password".into(),
+                ByteString(b"s3cret".to_vec()),
+            )])),
+            ..Secret::default()
+        };
+        assert_eq!(secret_data(secret).data["password"], b"s3cret");
+    }
+}

@@ -1,0 +1,124 @@
+//! What goes into a `status.history` entry: the names (never values) of the keys that changed,
+//! and a cause people can act on.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::engine::properties;
+use crate::operator::context::Seen;
+
+/// Names of keys whose value differs between two sets of rendered files. `.properties` files are
+/// compared key by key; any other file (`tool.args`) is named as a whole when it changed.
+pub fn changed_keys(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -> Vec<String> {
+    let mut changed = BTreeSet::new();
+    let files: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    for file in files {
+        let (a, b) = (old.get(file), new.get(file));
+        if a == b {
+            continue;
+        }
+        if file.ends_with(".properties") {
+            let parse = |text: Option<&String>| -> BTreeMap<String, String> {
+                text.and_then(|t| properties::load_str(t).ok())
+                    .map(|entries| entries.into_iter().map(|e| (e.key, e.value)).collect())
+                    .unwrap_or_default()
+            };
+            let (a, b) = (parse(a), parse(b));
+            for key in a.keys().chain(b.keys()) {
+                if a.get(key) != b.get(key) {
+                    changed.insert(key.clone());
+                }
+            }
+        } else {
+            changed.insert(file.clone());
+        }
+    }
+    changed.into_iter().collect()
+}
+
+/// Why the content changed, from what the previous reconcile saw.
+pub fn cause(annotation: Option<&str>, before: Option<&Seen>, now: &Seen, first: bool) -> String {
+    if let Some(text) = annotation.map(str::trim).filter(|t| !t.is_empty()) {
+        return text.to_string();
+    }
+    if first {
+        return "first render".to_string();
+    }
+    let Some(before) = before else {
+        return "spec, sources or GlobalClientDefaults changed while the operator was not running"
+            .to_string();
+    };
+    let mut causes = Vec::new();
+    if before.generation != now.generation {
+        causes.push("spec changed".to_string());
+    }
+    for (source, version) in &now.sources {
+        if before.sources.get(source) != Some(version) {
+            causes.push(format!("{} {} changed", source.kind.as_str(), source.name));
+        }
+    }
+    for (name, generation) in &now.globals {
+        if before.globals.get(name) != Some(generation) {
+            causes.push(format!("GlobalClientDefaults {name} changed"));
+        }
+    }
+    for name in before.globals.keys() {
+        if !now.globals.contains_key(name) {
+            causes.push(format!("GlobalClientDefaults {name} no longer applies"));
+        }
+    }
+    if causes.is_empty() {
+        "namespace labels or the operator's catalogue changed".to_string()
+    } else {
+        causes.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::sources::{SourceKind, SourceRef};
+
+    #[test]
+    fn changed_keys_names_keys_not_values() {
+        let old = BTreeMap::from([
+            (
+                "producer.properties".to_string(),
+                "acks=all\nlinger.ms=5\n".to_string(),
+            ),
+            ("tool.args".to_string(), "--topic\norders\n".to_string()),
+        ]);
+        let new = BTreeMap::from([
+            (
+                "producer.properties".to_string(),
+                "acks=all\nlinger.ms=10\nbatch.size=1\n".to_string(),
+            ),
+            ("tool.args".to_string(), "--topic\norders\n".to_string()),
+        ]);
+        assert_eq!(changed_keys(&old, &new), vec!["batch.size", "linger.ms"]);
+    }
+
+    #[test]
+    fn cause_prefers_the_annotation_then_names_the_source() {
+        let source = SourceRef {
+            kind: SourceKind::ConfigMap,
+            name: "base-client".into(),
+        };
+        let before = Seen {
+            generation: Some(1),
+            sources: BTreeMap::from([(source.clone(), Some("10".into()))]),
+            globals: BTreeMap::new(),
+        };
+        let now = Seen {
+            sources: BTreeMap::from([(source, Some("11".into()))]),
+            ..before.clone()
+        };
+        assert_eq!(
+            cause(None, Some(&before), &now, false),
+            "ConfigMap base-client changed"
+        );
+        assert_eq!(
+            cause(Some("ticket 42"), Some(&before), &now, false),
+            "ticket 42"
+        );
+    }
+}

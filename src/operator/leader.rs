@@ -1,0 +1,163 @@
+//! Leader election on a `coordination.k8s.io/v1` Lease, written against the Lease API directly
+//! (holderIdentity, leaseDurationSeconds, renewTime; optimistic concurrency through
+//! resourceVersion on `replace`), so that of several replicas exactly one writes.
+//!
+//! The holder renews every [`RENEW_EVERY`]; a standby retries every [`RETRY_EVERY`] and takes
+//! over once `renewTime + leaseDurationSeconds` has passed. A holder that cannot renew within
+//! [`RENEW_DEADLINE`] gives up: it stops writing and the process exits, as controller-runtime does,
+//! rather than risk two writers.
+
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kube::api::{ObjectMeta, PostParams};
+use kube::{Api, Client};
+use tracing::{info, warn};
+
+pub const LEASE_DURATION_SECONDS: i32 = 15;
+pub const RENEW_EVERY: Duration = Duration::from_secs(5);
+pub const RETRY_EVERY: Duration = Duration::from_secs(2);
+pub const RENEW_DEADLINE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum LeaderError {
+    #[error("Lease {namespace}/{name}: {source}")]
+    Api {
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+}
+
+pub struct LeaseLock {
+    api: Api<Lease>,
+    namespace: String,
+    name: String,
+    identity: String,
+}
+
+/// What one attempt found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Attempt {
+    /// We hold the lease (acquired or renewed).
+    Held,
+    /// Someone else holds a lease that has not expired.
+    HeldBy(String),
+    /// Lost a race on the resourceVersion; try again next round.
+    Conflict,
+}
+
+impl LeaseLock {
+    pub fn new(client: Client, namespace: &str, name: &str, identity: &str) -> Self {
+        LeaseLock {
+            api: Api::namespaced(client, namespace),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            identity: identity.to_string(),
+        }
+    }
+
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    fn err(&self, source: kube::Error) -> LeaderError {
+        LeaderError::Api {
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            source,
+        }
+    }
+
+    /// One acquire-or-renew step.
+    pub async fn try_acquire_or_renew(&self) -> Result<Attempt, LeaderError> {
+        let now = Timestamp::now();
+        let params = PostParams::default();
+        let Some(mut lease) = self
+            .api
+            .get_opt(&self.name)
+            .await
+            .map_err(|e| self.err(e))?
+        else {
+            let lease = Lease {
+                metadata: ObjectMeta {
+                    name: Some(self.name.clone()),
+                    ..ObjectMeta::default()
+                },
+                spec: Some(LeaseSpec {
+                    holder_identity: Some(self.identity.clone()),
+                    lease_duration_seconds: Some(LEASE_DURATION_SECONDS),
+                    acquire_time: Some(MicroTime(now)),
+                    renew_time: Some(MicroTime(now)),
+                    lease_transitions: Some(0),
+                    ..LeaseSpec::default()
+                }),
+            };
+            return match self.api.create(&params, &lease).await {
+                Ok(_) => Ok(Attempt::Held),
+                Err(kube::Error::Api(s)) if s.is_already_exists() || s.is_conflict() => {
+                    Ok(Attempt::Conflict)
+                }
+                Err(e) => Err(self.err(e)),
+            };
+        };
+        let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
+        let holder = spec.holder_identity.clone().filter(|h| !h.is_empty());
+        let ours = holder.as_deref() == Some(self.identity.as_str());
+        if !ours && let Some(holder) = holder {
+            let duration = i64::from(
+                spec.lease_duration_seconds
+                    .unwrap_or(LEASE_DURATION_SECONDS),
+            );
+            let expired = match &spec.renew_time {
+                Some(renewed) => renewed.0 + SignedDuration::from_secs(duration) < now,
+                None => true,
+            };
+            if !expired {
+                return Ok(Attempt::HeldBy(holder));
+            }
+            info!(previous = %holder, "the leader Lease expired; taking over");
+        }
+        if !ours {
+            spec.acquire_time = Some(MicroTime(now));
+            spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0) + 1);
+            spec.holder_identity = Some(self.identity.clone());
+        }
+        spec.renew_time = Some(MicroTime(now));
+        spec.lease_duration_seconds = Some(LEASE_DURATION_SECONDS);
+        // `replace` carries the resourceVersion we read: two standbys cannot both win.
+        match self.api.replace(&self.name, &params, &lease).await {
+            Ok(_) => Ok(Attempt::Held),
+            Err(kube::Error::Api(s)) if s.is_conflict() => Ok(Attempt::Conflict),
+            Err(e) => Err(self.err(e)),
+        }
+    }
+
+    /// Gives the lease up on a clean shutdown, so a standby takes over at once instead of after
+    /// the lease expires.
+    pub async fn release(&self) {
+        let Ok(Some(mut lease)) = self.api.get_opt(&self.name).await else {
+            return;
+        };
+        let Some(spec) = lease.spec.as_mut() else {
+            return;
+        };
+        if spec.holder_identity.as_deref() != Some(self.identity.as_str()) {
+            return;
+        }
+        spec.holder_identity = None;
+        spec.lease_duration_seconds = Some(1);
+        spec.renew_time = Some(MicroTime(Timestamp::now()));
+        match self
+            .api
+            .replace(&self.name, &PostParams::default(), &lease)
+            .await
+        {
+            Ok(_) => info!("released the leader Lease"),
+            Err(e) => warn!(error = %e, "cannot release the leader Lease; it will expire"),
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! One reconcile of a KafkaToolConfig: dereference (read the referenced sources, namespace
+//! labels, GlobalClientDefaults) → engine (pure) → apply (output, rollout) → status.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kube::api::Api;
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event, EventType};
+use kube::{Resource, ResourceExt};
+use tracing::{Instrument, info, info_span, warn};
+
+use crate::engine::{Request, evaluate};
+use crate::operator::apply;
+use crate::operator::context::{Context, Error, Seen, lock};
+use crate::operator::crd::KafkaToolConfig;
+use crate::operator::dereference;
+use crate::operator::history;
+use crate::operator::index::ConfigKey;
+use crate::output::{CHANGE_CAUSE_ANNOTATION, Owner};
+use crate::status::{self, KafkaToolConfigStatus, Live, READY};
+
+/// How often a healthy config is re-checked without any trigger (drift of the output object is
+/// also caught by the owned-object watch; this is the safety net for missed events).
+const RESYNC: Duration = Duration::from_secs(600);
+/// An output held by someone else: check again now and then, the owner may clean up.
+const CONFLICT_RETRY: Duration = Duration::from_secs(60);
+
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Result<Action, Error> {
+    if !ctx.is_leader() {
+        // A standby keeps its caches warm; the leader reconciles everything when it takes over.
+        return Ok(Action::await_change());
+    }
+    // Never render against half-filled caches: a missing GlobalClientDefaults would change content.
+    let _ = ctx.namespaces.wait_until_ready().await;
+    let _ = ctx.globals.wait_until_ready().await;
+    let namespace = config
+        .namespace()
+        .ok_or(Error::MissingField("metadata.namespace"))?;
+    let name = config.name_any();
+    let span = info_span!("reconcile", namespace = %namespace, name = %name);
+    let key: ConfigKey = (namespace.clone(), name.clone());
+    ctx.metrics.started();
+    let started = Instant::now();
+    let result = reconcile_inner(&config, &ctx, &namespace, &name)
+        .instrument(span)
+        .await;
+    ctx.metrics.finished();
+    ctx.metrics.reconciles.inc();
+    ctx.metrics
+        .reconcile_duration
+        .observe(started.elapsed().as_secs_f64());
+    if result.is_ok() {
+        ctx.succeeded(&key);
+    }
+    update_ready_gauge(&ctx);
+    result
+}
+
+pub fn error_policy(config: Arc<KafkaToolConfig>, error: &Error, ctx: Arc<Context>) -> Action {
+    ctx.metrics.error(error.metric_label());
+    let key = (config.namespace().unwrap_or_default(), config.name_any());
+    let delay = ctx.backoff(&key);
+    warn!(namespace = %key.0, name = %key.1, %error, retry_in_ms = delay.as_millis() as u64, "reconcile failed");
+    Action::requeue(delay)
+}
+
+fn update_ready_gauge(ctx: &Context) {
+    let (mut ready, mut not_ready, mut unknown) = (0, 0, 0);
+    for config in ctx.all_configs() {
+        match config
+            .status
+            .as_ref()
+            .and_then(|s| s.condition(READY))
+            .map(|c| c.status.as_str())
+        {
+            Some("True") => ready += 1,
+            Some("False") => not_ready += 1,
+            _ => unknown += 1,
+        }
+    }
+    ctx.metrics.set_configs(ready, not_ready, unknown);
+}
+
+async fn reconcile_inner(
+    config: &KafkaToolConfig,
+    ctx: &Context,
+    namespace: &str,
+    name: &str,
+) -> Result<Action, Error> {
+    let api: Api<KafkaToolConfig> = Api::namespaced(ctx.client.clone(), namespace);
+    let generation = config.metadata.generation;
+    let uid = config.uid().ok_or(Error::MissingField("metadata.uid"))?;
+    let spec = &config.spec.config;
+    let mut previous = config.status.clone();
+
+    // kstatus: say "working on it" before anything else, so no health check passes early.
+    if previous.as_ref().is_none_or(|s| s.conditions.is_empty()) {
+        let mut initial = KafkaToolConfigStatus {
+            observed_generation: generation,
+            ..KafkaToolConfigStatus::default()
+        };
+        status::set_condition(
+            &mut initial.conditions,
+            &[],
+            READY,
+            "Unknown",
+            "Reconciling",
+            "the operator is rendering this configuration".into(),
+            generation,
+            &now(),
+        );
+        apply::write_status(&api, &ctx.metrics, name, &initial).await?;
+        previous = Some(initial);
+    }
+
+    let referenced = crate::engine::sources::referenced_sources(spec);
+    let fetched = dereference::fetch_sources(&ctx.client, namespace, &referenced).await?;
+    let labels = ctx.namespace_labels(namespace);
+    let globals = ctx.global_defaults();
+    let ev = evaluate(&Request {
+        name,
+        namespace,
+        spec,
+        namespace_labels: &labels,
+        globals: &globals,
+        sources: &fetched.sources,
+    });
+
+    // The output name is a dependency too: deleting a conflicting object must wake us up.
+    let mut watched = ev.referenced.clone();
+    if let Some(rendered) = &ev.rendered {
+        watched.push(crate::engine::sources::SourceRef {
+            kind: match rendered.kind {
+                crate::engine::spec::OutputKind::ConfigMap => {
+                    crate::engine::sources::SourceKind::ConfigMap
+                }
+                crate::engine::spec::OutputKind::Secret => {
+                    crate::engine::sources::SourceKind::Secret
+                }
+            },
+            name: crate::output::output_name(spec, rendered),
+        });
+    }
+    let key: ConfigKey = (namespace.to_string(), name.to_string());
+    lock(&ctx.index).record(&key, &watched, &ev.globals_applied);
+
+    let seen = Seen {
+        generation,
+        sources: fetched.versions.clone(),
+        globals: ev
+            .globals_applied
+            .iter()
+            .map(|g| {
+                let generation = ctx
+                    .globals
+                    .get(&kube::runtime::reflector::ObjectRef::new(g))
+                    .and_then(|o| o.metadata.generation);
+                (g.clone(), generation)
+            })
+            .collect(),
+    };
+    let seen_before = lock(&ctx.seen).insert(key.clone(), seen.clone());
+
+    let previous_hash = previous.as_ref().and_then(|s| s.config_hash.clone());
+    let mut live = Live {
+        hash: previous_hash.clone(),
+        write_failure: None,
+    };
+    let owner = Owner {
+        name,
+        namespace,
+        uid: Some(&uid),
+    };
+    let mut wrote_output = None;
+    let mut previous_files = None;
+    if let Some(rendered) = &ev.rendered {
+        let state = apply::ensure_output(
+            &ctx.client,
+            &ctx.metrics,
+            &owner,
+            spec,
+            rendered,
+            previous_hash.as_deref(),
+        )
+        .await?;
+        if let Some(message) = state.conflict {
+            live.hash = None;
+            live.write_failure = Some(("OutputConflict".to_string(), message));
+        } else {
+            live.hash = state.hash.clone();
+            previous_files = state.previous_files;
+            if state.wrote {
+                wrote_output = Some((
+                    rendered.kind_str(),
+                    crate::output::output_name(spec, rendered),
+                    rendered.hash.clone(),
+                ));
+            }
+            if spec.output().immutable == Some(true) {
+                let current = crate::output::output_name(spec, rendered);
+                apply::prune_immutable(&ctx.client, &ctx.metrics, &owner, spec, &current).await?;
+            }
+        }
+    }
+
+    let targets = spec
+        .rollout
+        .as_ref()
+        .map(|r| r.targets.as_slice())
+        .unwrap_or(&[]);
+    let rollout = match (&live.hash, &live.write_failure) {
+        (Some(hash), None) if !targets.is_empty() => {
+            Some(apply::roll_out(&ctx.client, &ctx.metrics, namespace, targets, hash).await?)
+        }
+        _ => None,
+    };
+
+    let now = now();
+    let mut next = status::build(&ev, generation, previous.as_ref(), &live, &now);
+    if let Some(rollout) = rollout {
+        next.rollout = rollout;
+    } else if targets.is_empty() {
+        next.rollout.clear();
+    }
+    if let (Some(hash), Some(rendered)) = (&live.hash, &ev.rendered)
+        && previous_hash.as_deref() != Some(hash.as_str())
+        && live.write_failure.is_none()
+    {
+        let changed = match &previous_files {
+            Some(old) => history::changed_keys(old, &rendered.files),
+            None => history::changed_keys(&BTreeMap::new(), &rendered.files),
+        };
+        let annotation = config
+            .annotations()
+            .get(CHANGE_CAUSE_ANNOTATION)
+            .map(String::as_str);
+        let cause = history::cause(
+            annotation,
+            seen_before.as_ref(),
+            &seen,
+            previous_hash.is_none(),
+        );
+        status::record_history(&mut next, hash, &now, changed, cause);
+    }
+
+    if apply::status_changed(previous.as_ref(), &next) {
+        apply::write_status(&api, &ctx.metrics, name, &next).await?;
+    }
+    publish_events(ctx, config, previous.as_ref(), &next, wrote_output).await;
+
+    let action = if live.write_failure.is_some() {
+        CONFLICT_RETRY
+    } else if ev.rendered.is_some() {
+        RESYNC
+    } else {
+        // Invalid: nothing changes until the spec, a source or a GlobalClientDefaults does, and
+        // each of those is watched.
+        return Ok(Action::await_change());
+    };
+    Ok(Action::requeue(action))
+}
+
+/// Events on transitions only (a resync publishes nothing). Messages are the status messages,
+/// which never carry secret values.
+async fn publish_events(
+    ctx: &Context,
+    config: &KafkaToolConfig,
+    previous: Option<&KafkaToolConfigStatus>,
+    next: &KafkaToolConfigStatus,
+    wrote: Option<(&str, String, String)>,
+) {
+    let reference = config.object_ref(&());
+    let mut events = Vec::new();
+    if let Some((kind, name, hash)) = wrote {
+        info!(%kind, output = %name, %hash, "rendered");
+        events.push(Event {
+            type_: EventType::Normal,
+            reason: "Rendered".into(),
+            note: Some(format!("{kind} {name} now holds {hash}")),
+            action: "Render".into(),
+            secondary: None,
+        });
+    }
+    let ready = next.condition(READY);
+    let was = previous.and_then(|p| p.condition(READY));
+    if let Some(ready) = ready
+        && ready.status == "False"
+        && was.is_none_or(|w| w.status != ready.status || w.reason != ready.reason)
+    {
+        warn!(reason = %ready.reason, message = %ready.message, "not ready");
+        let mut note = ready.message.clone();
+        note.truncate(1000);
+        events.push(Event {
+            type_: EventType::Warning,
+            reason: ready.reason.clone(),
+            note: Some(note),
+            action: "Render".into(),
+            secondary: None,
+        });
+    }
+    for event in events {
+        match ctx.recorder.publish(&event, &reference).await {
+            Ok(()) => ctx.metrics.write("Event"),
+            Err(e) => warn!(error = %e, "cannot publish an event"),
+        }
+    }
+}
