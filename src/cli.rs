@@ -118,14 +118,23 @@ fn report_problems(config: &ToolConfigManifest, ev: &Evaluation) {
 
 pub fn render(paths: &[PathBuf], format: RenderFormat) -> Result<Result<(), Invalid>, CliError> {
     let workspace = Workspace::load(paths)?;
+    let (text, all_valid) = render_text(&workspace, format, true);
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(if all_valid { Ok(()) } else { Err(Invalid) })
+}
+
+/// What `render` prints, and whether every config was valid; problems go to stderr when `report`.
+pub fn render_text(workspace: &Workspace, format: RenderFormat, report: bool) -> (String, bool) {
     let mut objects = Vec::new();
     let mut property_files = String::new();
     let mut all_valid = true;
     for config in &workspace.configs {
-        let ev = evaluate_manifest(&workspace, config);
+        let ev = evaluate_manifest(workspace, config);
         let Some(rendered) = &ev.rendered else {
             all_valid = false;
-            report_problems(config, &ev);
+            if report {
+                report_problems(config, &ev);
+            }
             continue;
         };
         let owner = Owner {
@@ -148,13 +157,12 @@ pub fn render(paths: &[PathBuf], format: RenderFormat) -> Result<Result<(), Inva
             ));
         }
     }
-    let mut stdout = std::io::stdout().lock();
-    match format {
-        RenderFormat::Json => writeln!(stdout, "{}", to_json_pretty(&objects))?,
-        RenderFormat::Yaml => write!(stdout, "{}", to_yaml_documents(&objects))?,
-        RenderFormat::Properties => write!(stdout, "{property_files}")?,
-    }
-    Ok(if all_valid { Ok(()) } else { Err(Invalid) })
+    let text = match format {
+        RenderFormat::Json => format!("{}\n", to_json_pretty(&objects)),
+        RenderFormat::Yaml => to_yaml_documents(&objects),
+        RenderFormat::Properties => property_files,
+    };
+    (text, all_valid)
 }
 
 fn to_json_pretty<T: Serialize>(value: &T) -> String {

@@ -6,6 +6,7 @@ pub mod catalogue;
 pub mod evaluate;
 pub mod globals;
 pub mod layers;
+pub mod mirror_maker;
 pub mod outcome;
 pub mod properties;
 pub mod reference;

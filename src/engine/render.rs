@@ -12,6 +12,7 @@ use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::catalogue::tools::Tool;
 use crate::engine::evaluate::{Request, RoleView};
 use crate::engine::layers::{Contribution, SecretOrigin};
+use crate::engine::mirror_maker;
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::properties;
 use crate::engine::sensitive;
@@ -155,6 +156,9 @@ pub fn render(
             if output.render_defaults == Some(true) {
                 add_kafka_defaults(*role, &mut content);
             }
+        }
+        if file_roles.contains(&Role::MirrorMaker) {
+            mirror_maker::resolve_overrides(&mut content, warnings);
         }
         if uses_dir || uses_file {
             declare_providers(&mut content, uses_dir, uses_file, &file_name, &mut problems);
