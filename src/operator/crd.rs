@@ -37,6 +37,8 @@ pub struct KafkaToolConfigSpec {
     group = "kafkaconfig.dev",
     version = "v1alpha1",
     kind = "GlobalClientDefaults",
+    // kube-derive would say "globalclientdefaultses"
+    plural = "globalclientdefaults",
     shortname = "gcd",
     category = "kafka",
     status = "GlobalClientDefaultsStatus",

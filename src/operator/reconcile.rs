@@ -43,7 +43,7 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
         .namespace()
         .ok_or(Error::MissingField("metadata.namespace"))?;
     let name = config.name_any();
-    let span = info_span!("reconcile", namespace = %namespace, name = %name);
+    let span = info_span!("reconcile", namespace = %namespace, config = %name);
     let key: ConfigKey = (namespace.clone(), name.clone());
     ctx.metrics.started();
     let started = Instant::now();
