@@ -43,7 +43,7 @@ cargo build --all-targets --locked
 end
 
 begin "unit, property and JDK differential tests"
-cargo test --locked --lib --bins --test jdk_properties --test engine_rules --test examples
+cargo test --locked --lib --bins --test jdk_properties --test engine_rules --test examples --test invariants
 end
 
 begin "catalogue drift"
