@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# e2e for the Helm chart (charts/kafka-config-operator) on the real control plane (e2e/controlplane):
+# lint, CRD drift, values schema, server-side dry run, install (cluster mode and namespaced mode),
+# the operator's RBAC checked with `kubectl auth can-i` as its ServiceAccount (impersonation),
+# aggregated user roles, upgrade, uninstall, and the Argo CD health checks (lua5.1).
+# There is no kubelet: pods never run, so the checks are on the API objects.
+# Ends with "N passed, N failed"; exits non-zero on failure. Starts the control plane if needed
+# (never stops it).
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+source "$root/e2e/lib.sh"
+chart="$root/charts/kafka-config-operator"
+ns=kafka-config-operator          # release namespace
+rel=kco                           # cluster mode
+tenant=kco-tenant                 # namespaced mode, watching team-a
+k() { "$KUBECTL" "$@"; }
+h() { "$HELM" "$@"; }
+
+"$KUBECTL" get --raw /readyz >/dev/null 2>&1 || e2e_up >/dev/null || { fail "control plane did not start"; e2e_finish; exit 1; }
+
+# Leftovers of an interrupted run.
+for r in "$rel" "$tenant"; do
+  h status "$r" -n "$ns" >/dev/null 2>&1 && h uninstall "$r" -n "$ns" --wait --timeout 60s >/dev/null 2>&1
+done
+for n in "$ns" team-a team-b; do
+  k get namespace "$n" >/dev/null 2>&1 || k create namespace "$n" >/dev/null
+done
+
+echo "# static checks"
+check "helm lint (defaults)" h lint --strict "$chart"
+check "helm lint (namespaced mode)" h lint --strict "$chart" --set 'watchNamespaces={team-a,team-b}'
+check "chart crds/ equals crds/kafkaconfig.dev_crds.yaml (charts/kafka-config-operator/sync-crds.sh)" \
+  "$chart/sync-crds.sh" --check
+
+out="$(h template x "$chart" --set replicas=zero 2>&1)"
+check_fails "schema rejects replicas=zero" h template x "$chart" --set replicas=zero
+check_contains "  ... with a message naming /replicas" "at '/replicas': got string, want integer" "$out"
+out="$(h template x "$chart" --set replicas=0 2>&1)"
+check_contains "schema rejects replicas=0 (minimum 1)" "at '/replicas': minimum: got 0, want 1" "$out"
+out="$(h template x "$chart" --set 'watchNamespaces={Team_A}' 2>&1)"
+check_contains "schema rejects a watchNamespace that is not DNS-1123" "at '/watchNamespaces/0'" "$out"
+out="$(h template x "$chart" --set image.pullPolicy=Sometimes 2>&1)"
+check_contains "schema rejects image.pullPolicy outside the enum" "value must be one of 'Always', 'IfNotPresent', 'Never'" "$out"
+out="$(h template x "$chart" --set nosuchkey=1 2>&1)"
+check_contains "schema rejects unknown top-level keys" "additional properties 'nosuchkey' not allowed" "$out"
+out="$(h template x "$chart" --set leaderElection.enabled=false 2>&1)"
+check_contains "replicas > 1 without leader election is refused" "needs leaderElection.enabled=true" "$out"
+check "replicas=1 without leader election renders" h template x "$chart" --set replicas=1 --set leaderElection.enabled=false
+out="$(h template x "$chart" --set metrics.serviceMonitor.enabled=true 2>&1)"
+check_contains "ServiceMonitor rendered when enabled" "kind: ServiceMonitor" "$out"
+
+echo "# server-side dry run of the rendered chart"
+check "helm template | kubectl apply --dry-run=server (cluster mode)" \
+  bash -c "'$HELM' template $rel '$chart' -n $ns | '$KUBECTL' apply --dry-run=server -f -"
+check "helm template | kubectl apply --dry-run=server (namespaced mode)" \
+  bash -c "'$HELM' template $tenant '$chart' -n $ns --set 'watchNamespaces={team-a}' --set userRoles.create=false | '$KUBECTL' apply --dry-run=server -f -"
+
+echo "# install, cluster mode"
+check "helm install $rel" h install "$rel" "$chart" -n "$ns" --create-namespace
+full=$rel-kafka-config-operator
+for obj in "deployment/$full" "serviceaccount/$full" "service/$full-metrics" "poddisruptionbudget/$full" \
+           "role/$full-leader-election" "rolebinding/$full-leader-election"; do
+  check "$obj exists in $ns" k -n "$ns" get "$obj"
+done
+for obj in "clusterrole/$full" "clusterrolebinding/$full" clusterrole/kafkaconfig-view clusterrole/kafkaconfig-edit \
+           clusterrole/kafkaconfig-global-admin crd/kafkatoolconfigs.kafkaconfig.dev crd/globalclientdefaults.kafkaconfig.dev; do
+  check "$obj exists" k get "$obj"
+done
+dep() { k -n "$ns" get "deployment/$full" -o jsonpath="$1"; }
+check_eq "replicas default 2" 2 "$(dep '{.spec.replicas}')"
+args="$(dep '{.spec.template.spec.containers[0].args}')"
+check_contains "leader election on" '--leader-election=true' "$args"
+check_contains "lease named after the release" "--lease-name=$full" "$args"
+check_eq "POD_NAME from the downward API" metadata.name "$(dep '{.spec.template.spec.containers[0].env[?(@.name=="POD_NAME")].valueFrom.fieldRef.fieldPath}')"
+check_eq "POD_NAMESPACE from the downward API" metadata.namespace "$(dep '{.spec.template.spec.containers[0].env[?(@.name=="POD_NAMESPACE")].valueFrom.fieldRef.fieldPath}')"
+check_eq "liveness /healthz on port metrics" "/healthz metrics" "$(dep '{.spec.template.spec.containers[0].livenessProbe.httpGet.path} {.spec.template.spec.containers[0].livenessProbe.httpGet.port}')"
+check_eq "readiness /readyz on port metrics" "/readyz metrics" "$(dep '{.spec.template.spec.containers[0].readinessProbe.httpGet.path} {.spec.template.spec.containers[0].readinessProbe.httpGet.port}')"
+check_eq "resources set" "64Mi 256Mi" "$(dep '{.spec.template.spec.containers[0].resources.requests.memory} {.spec.template.spec.containers[0].resources.limits.memory}')"
+check_eq "container securityContext" "true 65532 true false [\"ALL\"] RuntimeDefault" \
+  "$(dep '{.spec.template.spec.containers[0].securityContext.runAsNonRoot} {.spec.template.spec.containers[0].securityContext.runAsUser} {.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem} {.spec.template.spec.containers[0].securityContext.allowPrivilegeEscalation} {.spec.template.spec.containers[0].securityContext.capabilities.drop} {.spec.template.spec.containers[0].securityContext.seccompProfile.type}')"
+check_eq "pod securityContext" "true 65532 RuntimeDefault" "$(dep '{.spec.template.spec.securityContext.runAsNonRoot} {.spec.template.spec.securityContext.runAsUser} {.spec.template.spec.securityContext.seccompProfile.type}')"
+check_eq "metrics Service targets port metrics" metrics "$(k -n "$ns" get "service/$full-metrics" -o jsonpath='{.spec.ports[0].targetPort}')"
+check_eq "no wildcard in the operator's roles" "" \
+  "$(k get "clusterrole/$full" -o json | grep -n '"\*"'; k -n "$ns" get "role/$full-leader-election" -o json | grep -n '"\*"')"
+
+echo "# RBAC of the operator's ServiceAccount (cluster mode)"
+sa="$(e2e_sa_kubeconfig "$ns" "$full")"
+can() { "$KUBECTL" --kubeconfig="$sa" auth can-i "$@" >/dev/null 2>&1; }
+yes_() { local d="$*"; check "can-i $d" can "$@"; }
+no_() { local d="$*"; check_fails "cannot $d" can "$@"; }
+for verb in list watch; do yes_ "$verb" kafkatoolconfigs.kafkaconfig.dev -A; done
+yes_ patch kafkatoolconfigs.kafkaconfig.dev --subresource=status -n team-b
+for verb in list watch; do yes_ "$verb" globalclientdefaults.kafkaconfig.dev; done
+yes_ patch globalclientdefaults.kafkaconfig.dev --subresource=status
+for res in configmaps secrets; do
+  for verb in get list watch create patch delete; do yes_ "$verb" "$res" -n team-b; done
+done
+for verb in list watch; do yes_ "$verb" namespaces; done
+for res in deployments statefulsets daemonsets; do
+  for verb in get patch; do yes_ "$verb" "$res.apps" -n team-b; done
+done
+for verb in create patch; do yes_ "$verb" events.events.k8s.io -n team-b; done
+yes_ create leases.coordination.k8s.io -n "$ns"
+for verb in get update; do yes_ "$verb" "leases.coordination.k8s.io/$full" -n "$ns"; done
+no_ update leases.coordination.k8s.io/someone-elses-lease -n "$ns"
+no_ create leases.coordination.k8s.io -n team-b
+no_ delete namespaces
+no_ create clusterroles.rbac.authorization.k8s.io
+no_ create rolebindings.rbac.authorization.k8s.io -n team-b
+no_ create globalclientdefaults.kafkaconfig.dev
+no_ update kafkatoolconfigs.kafkaconfig.dev -n team-b
+no_ delete kafkatoolconfigs.kafkaconfig.dev -n team-b
+no_ update configmaps -n team-b
+no_ delete deployments.apps -n team-b
+no_ create pods -n team-b
+
+echo "# install, namespaced mode (watchNamespaces={team-a})"
+check "helm install $tenant --set watchNamespaces={team-a}" \
+  h install "$tenant" "$chart" -n "$ns" --set 'watchNamespaces={team-a}' --set userRoles.create=false
+tfull=$tenant-kafka-config-operator
+check_eq "namespaced Roles of $tenant: team-a (watched) and $ns (leader Lease) only" \
+  "$ns/$tfull-leader-election team-a/$tfull" \
+  "$(k get roles -A -l app.kubernetes.io/instance=$tenant -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{" "}{end}' | xargs)"
+check_eq "RoleBindings of $tenant: team-a and $ns only" \
+  "$ns/$tfull-leader-election team-a/$tfull" \
+  "$(k get rolebindings -A -l app.kubernetes.io/instance=$tenant -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{" "}{end}' | xargs)"
+check_eq "the ClusterRole of $tenant covers only cluster-scoped kinds" "globalclientdefaults globalclientdefaults/status namespaces" \
+  "$(k get clusterrole "$tfull" -o jsonpath='{range .rules[*]}{.resources[*]}{" "}{end}' | xargs)"
+check_contains "--watch-namespace=team-a passed" "--watch-namespace=team-a" \
+  "$(k -n "$ns" get "deployment/$tfull" -o jsonpath='{.spec.template.spec.containers[0].args}')"
+tsa="$(e2e_sa_kubeconfig "$ns" "$tfull")"
+tcan() { "$KUBECTL" --kubeconfig="$tsa" auth can-i "$@" >/dev/null 2>&1; }
+for a in "get secrets -n team-a" "patch configmaps -n team-a" "list kafkatoolconfigs.kafkaconfig.dev -n team-a" \
+         "patch kafkatoolconfigs.kafkaconfig.dev --subresource=status -n team-a" "patch deployments.apps -n team-a" \
+         "create events.events.k8s.io -n team-a" "list globalclientdefaults.kafkaconfig.dev" \
+         "patch globalclientdefaults.kafkaconfig.dev --subresource=status" "watch namespaces" \
+         "create leases.coordination.k8s.io -n $ns" "update leases.coordination.k8s.io/$tfull -n $ns"; do
+  # shellcheck disable=SC2086
+  check "tenant can-i $a" tcan $a
+done
+for a in "get secrets -n team-b" "list secrets -A" "list configmaps -n team-b" "list kafkatoolconfigs.kafkaconfig.dev -n team-b" \
+         "list kafkatoolconfigs.kafkaconfig.dev -A" "patch deployments.apps -n team-b" "delete namespaces" \
+         "create clusterroles.rbac.authorization.k8s.io" "update leases.coordination.k8s.io/$full -n $ns"; do
+  # shellcheck disable=SC2086
+  check_fails "tenant cannot $a" tcan $a
+done
+
+echo "# aggregated user roles (kube-controller-manager aggregates them into view/edit/admin)"
+k -n team-a create rolebinding kco-e2e-alice-edit --clusterrole=edit --user=kco-e2e-alice >/dev/null 2>&1
+k -n team-a create rolebinding kco-e2e-victor-view --clusterrole=view --user=kco-e2e-victor >/dev/null 2>&1
+ascan() { local who=$1; shift; "$KUBECTL" auth can-i "$@" --as="$who" >/dev/null 2>&1; }
+check "edit aggregates kafkaconfig-edit: alice can create KafkaToolConfigs in team-a" \
+  eventually 20 ascan kco-e2e-alice create kafkatoolconfigs.kafkaconfig.dev -n team-a
+check "view aggregates kafkaconfig-view: victor can list KafkaToolConfigs in team-a" \
+  eventually 20 ascan kco-e2e-victor list kafkatoolconfigs.kafkaconfig.dev -n team-a
+check_fails "view cannot create KafkaToolConfigs" ascan kco-e2e-victor create kafkatoolconfigs.kafkaconfig.dev -n team-a
+check_fails "edit cannot create GlobalClientDefaults" ascan kco-e2e-alice create globalclientdefaults.kafkaconfig.dev
+check_fails "edit cannot patch KafkaToolConfig status" ascan kco-e2e-alice patch kafkatoolconfigs.kafkaconfig.dev --subresource=status -n team-a
+k create clusterrolebinding kco-e2e-carol-global --clusterrole=kafkaconfig-global-admin --user=kco-e2e-carol >/dev/null 2>&1
+check "kafkaconfig-global-admin can create GlobalClientDefaults" ascan kco-e2e-carol create globalclientdefaults.kafkaconfig.dev
+check_eq "kafkaconfig-global-admin is not aggregated" "" "$(k get clusterrole kafkaconfig-global-admin -o jsonpath='{.metadata.labels}' | grep -o 'aggregate-to[^"]*')"
+k -n team-a delete rolebinding kco-e2e-alice-edit kco-e2e-victor-view >/dev/null 2>&1
+k delete clusterrolebinding kco-e2e-carol-global >/dev/null 2>&1
+
+echo "# upgrade"
+check "helm upgrade $rel --set replicas=3 --set metrics.port=9090" \
+  h upgrade "$rel" "$chart" -n "$ns" --reuse-values --set replicas=3 --set metrics.port=9090
+check_eq "replicas now 3" 3 "$(dep '{.spec.replicas}')"
+check_contains "metrics address follows metrics.port" "--metrics-address=0.0.0.0:9090" "$(dep '{.spec.template.spec.containers[0].args}')"
+check_eq "container port metrics now 9090" 9090 "$(dep '{.spec.template.spec.containers[0].ports[?(@.name=="metrics")].containerPort}')"
+check_eq "release revision 2" 2 "$(h list -n "$ns" -f "^$rel\$" -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["revision"])')"
+
+echo "# uninstall"
+check "helm uninstall $rel" h uninstall "$rel" -n "$ns" --wait --timeout 60s
+check "helm uninstall $tenant" h uninstall "$tenant" -n "$ns" --wait --timeout 60s
+leftovers() {
+  local inst=$1
+  k get deployments,replicasets,pods,services,endpointslices,serviceaccounts,poddisruptionbudgets,roles,rolebindings -A \
+    -l "app.kubernetes.io/instance=$inst" -o name 2>/dev/null
+  k get clusterroles,clusterrolebindings -l "app.kubernetes.io/instance=$inst" -o name 2>/dev/null
+}
+no_leftovers() { [[ -z "$(leftovers "$1")" ]]; }
+check "no object of $rel left (incl. ReplicaSets/Pods the controller-manager made)" eventually 30 no_leftovers "$rel"
+check "no object of $tenant left" eventually 30 no_leftovers "$tenant"
+[[ -z "$(leftovers "$rel")$(leftovers "$tenant")" ]] || leftovers "$rel" | sed 's/^/         left: /'
+check_fails "aggregated roles removed with their release" k get clusterrole kafkaconfig-view
+check "CRD kafkatoolconfigs.kafkaconfig.dev kept" k get crd kafkatoolconfigs.kafkaconfig.dev
+check "CRD globalclientdefaults.kafkaconfig.dev kept" k get crd globalclientdefaults.kafkaconfig.dev
+
+echo "# Argo CD health checks (lua5.1, no string/math)"
+while IFS= read -r line; do
+  case "$line" in
+    "ok     - "*) pass "${line#ok     - }" ;;
+    "FAILED - "*) fail "${line#FAILED - }" ;;
+  esac
+done < <(bash "$here/lua_health_test.sh" 2>&1)
+
+if command -v hadolint >/dev/null; then
+  echo "# Dockerfile"
+  check "hadolint Dockerfile" hadolint "$root/Dockerfile"
+fi
+
+e2e_finish
