@@ -196,6 +196,20 @@ while IFS= read -r line; do
   esac
 done < <(bash "$here/lua_health_test.sh" 2>&1)
 
+embedded() {
+  python3 - "$root" <<'PY'
+import sys
+root = sys.argv[1]
+doc = open(root + "/docs/argocd.md").read()
+for kind in ("KafkaToolConfig", "GlobalClientDefaults"):
+    lua = open(root + "/charts/kafka-config-operator/argocd/kafkaconfig.dev/" + kind + "/health.lua").read()
+    block = "".join("    " + l if l.strip() else "\n" for l in lua.splitlines(True))
+    if block not in doc:
+        sys.exit("docs/argocd.md does not embed the current " + kind + "/health.lua")
+PY
+}
+check "docs/argocd.md embeds both health.lua verbatim" embedded
+
 if command -v hadolint >/dev/null; then
   echo "# Dockerfile"
   check "hadolint Dockerfile" hadolint "$root/Dockerfile"
