@@ -50,6 +50,30 @@ check "replicas=1 without leader election renders" h template x "$chart" --set r
 out="$(h template x "$chart" --set metrics.serviceMonitor.enabled=true 2>&1)"
 check_contains "ServiceMonitor rendered when enabled" "kind: ServiceMonitor" "$out"
 
+# The operator engineer keeps the verbs the code uses in e2e/rbac/cluster.yaml; the chart must grant
+# the same (group, resource, verb) set, leases included, no more and no less.
+rbac_matches() {
+  "$HELM" template "$rel" "$chart" -n "$ns" --set userRoles.create=false | python3 -c '
+import sys, yaml
+def triples(docs):
+    out = set()
+    for d in docs:
+        if d and d.get("kind") in ("ClusterRole", "Role"):
+            for r in d.get("rules", []):
+                for g in r.get("apiGroups", []):
+                    for res in r.get("resources", []):
+                        for v in r.get("verbs", []):
+                            out.add((g, res, v))
+    return out
+chart = triples(yaml.safe_load_all(sys.stdin))
+ref = triples(yaml.safe_load_all(open(sys.argv[1])))
+if chart != ref:
+    print("only in the chart:", sorted(chart - ref)); print("only in e2e/rbac/cluster.yaml:", sorted(ref - chart))
+    sys.exit(1)
+' "$root/e2e/rbac/cluster.yaml"
+}
+check "chart RBAC grants exactly the verbs listed in e2e/rbac/cluster.yaml" rbac_matches
+
 echo "# server-side dry run of the rendered chart"
 check "helm template | kubectl apply --dry-run=server (cluster mode)" \
   bash -c "'$HELM' template $rel '$chart' -n $ns | '$KUBECTL' apply --dry-run=server -f -"
