@@ -60,6 +60,28 @@ pub struct Seen {
     pub globals: BTreeMap<String, Option<i64>>,
 }
 
+/// Set once a cache has its first full list. kube-runtime's `Store::wait_until_ready` wakes only
+/// the most recent of several concurrent waiters (a oneshot underneath), and the controller itself
+/// waits on it, so our own waits use this flag, set from the watch stream's `InitDone`.
+#[derive(Debug, Clone, Default)]
+pub struct Synced(Arc<AtomicBool>);
+
+impl Synced {
+    pub fn mark(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    pub async fn wait(&self) {
+        while !self.is_set() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
 pub struct Context {
     pub client: Client,
     pub metrics: Arc<Metrics>,
@@ -73,6 +95,9 @@ pub struct Context {
     pub failures: Mutex<HashMap<ConfigKey, u32>>,
     /// Only the leader writes; everyone else keeps warm caches.
     pub leader: Arc<AtomicBool>,
+    /// The namespace and GlobalClientDefaults caches: rendering before they are full would change content.
+    pub namespaces_synced: Synced,
+    pub globals_synced: Synced,
 }
 
 /// Locks a mutex even if a panicking reconcile poisoned it: the data are caches that the next
@@ -111,6 +136,8 @@ impl Context {
             seen: Mutex::default(),
             failures: Mutex::default(),
             leader,
+            namespaces_synced: Synced::default(),
+            globals_synced: Synced::default(),
         }
     }
 

@@ -30,7 +30,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tracing::{debug, error, info, warn};
 
 use crate::engine::sources::SourceKind;
-use crate::operator::context::{Context, lock};
+use crate::operator::context::{Context, Synced, lock};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 use crate::operator::globals;
 use crate::operator::health;
@@ -60,6 +60,15 @@ fn strip<K: Resource>(object: &mut K) {
     object.meta_mut().managed_fields = None;
     if let Some(annotations) = object.meta_mut().annotations.as_mut() {
         annotations.remove(LAST_APPLIED);
+    }
+}
+
+/// Marks `synced` when a watch stream finishes its initial list.
+fn mark_on_init_done<K>(synced: Synced) -> impl FnMut(&Result<watcher::Event<K>, watcher::Error>) {
+    move |event| {
+        if matches!(event, Ok(watcher::Event::InitDone)) {
+            synced.mark();
+        }
     }
 }
 
@@ -136,6 +145,8 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     let leader = Arc::new(AtomicBool::new(!options.leader_election));
     metrics.leader(!options.leader_election);
 
+    let namespaces_synced = Synced::default();
+    let globals_synced = Synced::default();
     let (ns_reader, ns_writer) = reflector::store::<PartialObjectMeta<Namespace>>();
     let ns_events = watcher(
         Api::<PartialObjectMeta<Namespace>>::all(client.clone()),
@@ -144,6 +155,7 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     .default_backoff()
     .modify(strip)
     .reflect(ns_writer)
+    .inspect(mark_on_init_done(namespaces_synced.clone()))
     .applied_objects()
     .predicate_filter(predicates::labels, Default::default());
     let (gcd_reader, gcd_writer) = reflector::store::<GlobalClientDefaults>();
@@ -153,7 +165,8 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     )
     .default_backoff()
     .modify(strip)
-    .reflect(gcd_writer);
+    .reflect(gcd_writer)
+    .inspect(mark_on_init_done(globals_synced.clone()));
 
     let scopes: Vec<Option<String>> = if options.watch_namespaces.is_empty() {
         vec![None]
@@ -165,20 +178,28 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
         reflector::store::Writer<KafkaToolConfig>,
     )> = scopes.iter().map(|_| reflector::store()).collect();
     let readers: Vec<Store<KafkaToolConfig>> = stores.iter().map(|(r, _)| r.clone()).collect();
-    let ctx = Arc::new(Context::new(
+    let mut context = Context::new(
         client.clone(),
         metrics.clone(),
-        ns_reader.clone(),
-        gcd_reader.clone(),
-        readers.clone(),
+        ns_reader,
+        gcd_reader,
+        readers,
         leader.clone(),
         Some(identity.clone()),
-    ));
+    );
+    context.namespaces_synced = namespaces_synced;
+    context.globals_synced = globals_synced;
+    let ctx = Arc::new(context);
+    let config_synced: Vec<Synced> = stores.iter().map(|_| Synced::default()).collect();
 
     let mut routes = Vec::new();
     let mut reconcile_all = Vec::new();
     let mut controllers: Vec<BoxFuture<'static, ()>> = Vec::new();
-    for (scope, (reader, writer)) in scopes.into_iter().zip(stores) {
+    for ((scope, (reader, writer)), synced) in scopes
+        .into_iter()
+        .zip(stores)
+        .zip(config_synced.iter().cloned())
+    {
         let (tx, rx) = unbounded_channel();
         routes.push((scope.clone(), tx));
         let (all_tx, all_rx) = unbounded_channel::<()>();
@@ -188,6 +209,7 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
             scope.as_deref(),
             reader,
             writer,
+            synced,
             &ctx,
             rx,
             all_rx,
@@ -261,13 +283,13 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     // Ready once every cache has its first full list.
     tokio::spawn({
         let ready = ready.clone();
-        let (ns_reader, gcd_reader, readers) =
-            (ns_reader.clone(), gcd_reader.clone(), readers.clone());
+        let flags: Vec<Synced> = [ctx.namespaces_synced.clone(), ctx.globals_synced.clone()]
+            .into_iter()
+            .chain(config_synced.iter().cloned())
+            .collect();
         async move {
-            let _ = ns_reader.wait_until_ready().await;
-            let _ = gcd_reader.wait_until_ready().await;
-            for reader in readers {
-                let _ = reader.wait_until_ready().await;
+            for flag in flags {
+                flag.wait().await;
             }
             ready.store(true, Ordering::SeqCst);
             info!("caches synced; ready");
@@ -317,6 +339,7 @@ fn controller(
     scope: Option<&str>,
     reader: Store<KafkaToolConfig>,
     writer: reflector::store::Writer<KafkaToolConfig>,
+    synced: Synced,
     ctx: &Arc<Context>,
     triggers: UnboundedReceiver<ObjectRef<KafkaToolConfig>>,
     reconcile_all: UnboundedReceiver<()>,
@@ -328,6 +351,7 @@ fn controller(
     .default_backoff()
     .modify(strip)
     .reflect(writer)
+    .inspect(mark_on_init_done(synced))
     .applied_objects()
     .predicate_filter(predicates::generation, Default::default());
     let owned = watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={MANAGER}"));

@@ -37,8 +37,8 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
         return Ok(Action::await_change());
     }
     // Never render against half-filled caches: a missing GlobalClientDefaults would change content.
-    let _ = ctx.namespaces.wait_until_ready().await;
-    let _ = ctx.globals.wait_until_ready().await;
+    ctx.namespaces_synced.wait().await;
+    ctx.globals_synced.wait().await;
     let namespace = config
         .namespace()
         .ok_or(Error::MissingField("metadata.namespace"))?;

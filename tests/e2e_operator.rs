@@ -1,0 +1,702 @@
+//! End-to-end test of `kafka-config-operator run` against a real control plane
+//! (e2e/controlplane/up.sh: etcd, kube-apiserver, kube-controller-manager).
+//!
+//! The operator runs as a process with the ServiceAccount identity of e2e/rbac/cluster.yaml
+//! (an impersonating kubeconfig), so RBAC is tested for real. Needs `KCO_E2E_KUBECONFIG` (an
+//! admin kubeconfig); without it the test FAILS rather than skips, so a CI run can never pass by
+//! testing nothing. `KCO_E2E_KUBECTL` overrides the kubectl binary (default e2e/.bin/kubectl).
+//!
+//! Run: `KCO_E2E_KUBECONFIG=e2e/.run/kubeconfig cargo test --test e2e_operator -- --nocapture`
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const NS: &str = "kco-e2e";
+const OPERATOR_NS: &str = "kafka-config-operator";
+const SA: &str = "kafka-config-operator";
+const LEASE: &str = "kco-e2e-operator";
+const HASH: &str = "kafkaconfig.dev/config-hash";
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn step(message: &str) {
+    println!("==> {message}");
+}
+
+struct Cluster {
+    kubeconfig: PathBuf,
+    kubectl: PathBuf,
+    work: tempfile::TempDir,
+}
+
+impl Cluster {
+    fn from_env() -> Cluster {
+        let kubeconfig = std::env::var_os("KCO_E2E_KUBECONFIG")
+            .map(PathBuf::from)
+            .expect(
+                "KCO_E2E_KUBECONFIG is not set: this test needs a running control plane \
+             (bash e2e/controlplane/up.sh, then KCO_E2E_KUBECONFIG=e2e/.run/kubeconfig)",
+            );
+        assert!(
+            kubeconfig.exists(),
+            "KCO_E2E_KUBECONFIG={} does not exist",
+            kubeconfig.display()
+        );
+        let kubectl = std::env::var_os("KCO_E2E_KUBECTL")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo().join("e2e/.bin/kubectl"));
+        Cluster {
+            kubeconfig,
+            kubectl,
+            work: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    fn run(&self, args: &[&str], stdin: Option<&str>) -> Result<String, String> {
+        let mut child = Command::new(&self.kubectl)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .current_dir(repo())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.kubectl.display()));
+        if let Some(input) = stdin {
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(input.as_bytes())
+                .expect("write stdin");
+        }
+        drop(child.stdin.take());
+        let out = child.wait_with_output().expect("kubectl output");
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(format!(
+                "kubectl {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    }
+
+    fn kubectl(&self, args: &[&str]) -> String {
+        self.run(args, None).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn json(&self, args: &[&str]) -> Option<serde_json::Value> {
+        let mut full = args.to_vec();
+        full.extend(["-o", "json"]);
+        self.run(&full, None)
+            .ok()
+            .and_then(|s| serde_json::from_str(&s).ok())
+    }
+
+    fn merge_patch(
+        &self,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+        patch: serde_json::Value,
+    ) {
+        let patch = patch.to_string();
+        let mut args = vec!["patch", kind, name, "--type", "merge", "-p", &patch];
+        if let Some(ns) = namespace {
+            args.extend(["-n", ns]);
+        }
+        self.kubectl(&args);
+    }
+
+    /// A kubeconfig with the same cluster and admin credentials plus `as: system:serviceaccount:…`.
+    fn impersonating_kubeconfig(&self, namespace: &str, name: &str) -> PathBuf {
+        let raw = self.kubectl(&[
+            "config",
+            "view",
+            "--raw",
+            "--minify",
+            "--flatten",
+            "-o",
+            "json",
+        ]);
+        let mut config: serde_json::Value = serde_json::from_str(&raw).expect("kubeconfig json");
+        let user = config["users"][0]["user"]
+            .as_object_mut()
+            .expect("a user entry");
+        user.insert(
+            "as".into(),
+            format!("system:serviceaccount:{namespace}:{name}").into(),
+        );
+        let path = self
+            .work
+            .path()
+            .join(format!("kubeconfig-{namespace}-{name}"));
+        std::fs::write(&path, serde_json::to_string_pretty(&config).expect("json"))
+            .expect("write kubeconfig");
+        path
+    }
+}
+
+fn eventually<T>(what: &str, timeout: Duration, mut probe: impl FnMut() -> Result<T, String>) -> T {
+    let start = Instant::now();
+    let mut last = String::new();
+    while start.elapsed() < timeout {
+        match probe() {
+            Ok(value) => return value,
+            Err(e) => last = e,
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    panic!("timed out after {timeout:?} waiting for {what}: {last}");
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn http_get(port: u16, path: &str) -> Result<(u16, String), String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .map_err(|e| e.to_string())?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .map_err(|e| e.to_string())?;
+    let code = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| format!("bad response: {response}"))?;
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    Ok((code, body))
+}
+
+/// One `kafka-config-operator run` process, killed on drop.
+struct Operator {
+    name: String,
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Operator {
+    fn start(cluster: &Cluster, kubeconfig: &Path, name: &str) -> Operator {
+        let port = free_port();
+        let log = cluster.work.path().join(format!("{name}.log"));
+        let file = std::fs::File::create(&log).expect("log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_kafka-config-operator"))
+            .args(["run", "--metrics-address", &format!("127.0.0.1:{port}")])
+            .args([
+                "--lease-namespace",
+                OPERATOR_NS,
+                "--lease-name",
+                LEASE,
+                "--identity",
+                name,
+            ])
+            .env("KUBECONFIG", kubeconfig)
+            .env("RUST_LOG", "info,kube=warn")
+            .env_remove("POD_NAMESPACE")
+            .env_remove("POD_NAME")
+            .stdout(file.try_clone().expect("log file"))
+            .stderr(file)
+            .spawn()
+            .expect("start the operator");
+        println!(
+            "    started operator {name} (pid {}, metrics 127.0.0.1:{port}, log {})",
+            child.id(),
+            log.display()
+        );
+        let mut operator = Operator {
+            name: name.to_string(),
+            child,
+            port,
+            log,
+        };
+        eventually(&format!("{name} /readyz"), Duration::from_secs(30), || {
+            if let Ok(Some(status)) = operator.child.try_wait() {
+                return Err(format!(
+                    "exited with {status}; log:\n{}",
+                    operator.log_text()
+                ));
+            }
+            match http_get(port, "/readyz") {
+                Ok((200, _)) => Ok(()),
+                Ok((code, body)) => Err(format!("{code} {body}")),
+                Err(e) => Err(e),
+            }
+        });
+        operator
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn metrics(&self) -> BTreeMap<String, f64> {
+        let (_, body) = http_get(self.port, "/metrics")
+            .unwrap_or_else(|e| panic!("{} /metrics: {e}", self.name));
+        body.lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let (name, value) = l.rsplit_once(' ')?;
+                Some((name.to_string(), value.parse().ok()?))
+            })
+            .collect()
+    }
+
+    fn metric_sum(&self, prefix: &str) -> f64 {
+        self.metrics()
+            .iter()
+            .filter(|(k, _)| k.starts_with(prefix))
+            .map(|(_, v)| v)
+            .fold(0.0, |a, b| a + b)
+    }
+
+    fn is_leader(&self) -> bool {
+        self.metrics().get("kafka_config_leader").copied() == Some(1.0)
+    }
+
+    /// SIGTERM: a clean stop that releases the Lease.
+    fn terminate(mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGKILL: a crash; the Lease stays until it expires.
+    fn crash(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let log = self.log_text();
+            let tail: Vec<&str> = log.lines().rev().take(30).collect();
+            eprintln!("--- last lines of operator {} ---", self.name);
+            for line in tail.iter().rev() {
+                eprintln!("{line}");
+            }
+        }
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn annotation(object: &serde_json::Value, pointer: &str) -> Option<String> {
+    object
+        .pointer(pointer)?
+        .get(HASH)?
+        .as_str()
+        .map(String::from)
+}
+
+fn condition<'a>(object: &'a serde_json::Value, type_: &str) -> Option<&'a serde_json::Value> {
+    object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
+
+fn output_hash(cluster: &Cluster, name: &str) -> Result<(String, String), String> {
+    let cm = cluster
+        .json(&["get", "configmap", name, "-n", NS])
+        .ok_or_else(|| format!("ConfigMap {name} not found"))?;
+    let hash = annotation(&cm, "/metadata/annotations").ok_or("no hash annotation")?;
+    let rv = cm["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    Ok((hash, rv))
+}
+
+fn ready_config(cluster: &Cluster, name: &str) -> Result<serde_json::Value, String> {
+    let config = cluster
+        .json(&["get", "kafkatoolconfig", name, "-n", NS])
+        .ok_or_else(|| format!("KafkaToolConfig {name} not found"))?;
+    let ready = condition(&config, "Ready").ok_or("no Ready condition")?;
+    if ready["status"] != "True" {
+        return Err(format!("Ready={} {}", ready["status"], ready["message"]));
+    }
+    if config["status"]["observedGeneration"] != config["metadata"]["generation"] {
+        return Err("observedGeneration lags".into());
+    }
+    Ok(config)
+}
+
+fn setup(cluster: &Cluster) {
+    step("installing the CRDs and the operator's RBAC");
+    cluster.kubectl(&["apply", "-f", "crds/"]);
+    cluster.kubectl(&[
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        "crd/kafkatoolconfigs.kafkaconfig.dev",
+        "crd/globalclientdefaults.kafkaconfig.dev",
+    ]);
+    cluster.kubectl(&["apply", "-f", "e2e/rbac/cluster.yaml"]);
+    step(&format!("starting from a clean namespace {NS}"));
+    let _ = cluster.run(
+        &[
+            "delete",
+            "namespace",
+            NS,
+            "--ignore-not-found",
+            "--wait=true",
+            "--timeout=90s",
+        ],
+        None,
+    );
+    let _ = cluster.run(
+        &[
+            "delete",
+            "lease",
+            LEASE,
+            "-n",
+            OPERATOR_NS,
+            "--ignore-not-found",
+        ],
+        None,
+    );
+    // the CRDs may have just been created: retry while discovery catches up
+    eventually("the fixtures to apply", Duration::from_secs(30), || {
+        cluster.run(&["apply", "-f", "e2e/operator/fixtures/world.yaml"], None)
+    });
+}
+
+#[test]
+fn operator_end_to_end() {
+    let started = Instant::now();
+    let cluster = Cluster::from_env();
+    setup(&cluster);
+    let sa = cluster.impersonating_kubeconfig(OPERATOR_NS, SA);
+
+    step("operator A starts as the ServiceAccount");
+    let a = Operator::start(&cluster, &sa, "e2e-a");
+    eventually("A to lead", Duration::from_secs(30), || {
+        a.is_leader().then_some(()).ok_or("not leader".to_string())
+    });
+
+    step("render on create: output with hash annotation, Ready=True at the current generation");
+    let (orders_hash, _) = eventually("orders-producer-kafka", Duration::from_secs(30), || {
+        output_hash(&cluster, "orders-producer-kafka")
+    });
+    let config = eventually("orders-producer Ready", Duration::from_secs(30), || {
+        ready_config(&cluster, "orders-producer")
+    });
+    assert_eq!(config["status"]["configHash"], orders_hash.as_str());
+    eventually("audit-producer-kafka", Duration::from_secs(30), || {
+        output_hash(&cluster, "audit-producer-kafka")
+    });
+    let cm = cluster
+        .json(&["get", "configmap", "orders-producer-kafka", "-n", NS])
+        .expect("output");
+    let owner = &cm["metadata"]["ownerReferences"][0];
+    assert_eq!(owner["kind"], "KafkaToolConfig");
+    assert_eq!(owner["controller"], true);
+    assert_eq!(
+        cm["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "kafka-config-operator"
+    );
+    let producer = cm["data"]["producer.properties"]
+        .as_str()
+        .expect("producer.properties");
+    assert!(
+        producer.contains("delivery.timeout.ms=120000"),
+        "GlobalClientDefaults default applied:\n{producer}"
+    );
+    println!("    ok: {orders_hash}");
+
+    step("rollout: the Deployment's pod template carries the hash");
+    eventually("rollout annotation", Duration::from_secs(20), || {
+        let d = cluster
+            .json(&["get", "deployment", "orders-api", "-n", NS])
+            .ok_or("no deployment")?;
+        let hash = annotation(&d, "/spec/template/metadata/annotations").ok_or("no annotation")?;
+        (hash == orders_hash)
+            .then_some(())
+            .ok_or(format!("template has {hash}"))
+    });
+    eventually("status.rollout", Duration::from_secs(20), || {
+        let c = cluster
+            .json(&["get", "kafkatoolconfig", "orders-producer", "-n", NS])
+            .ok_or("gone")?;
+        (c["status"]["rollout"][0]["hash"] == orders_hash.as_str())
+            .then_some(())
+            .ok_or(format!("{}", c["status"]["rollout"]))
+    });
+
+    step("GlobalClientDefaults status: Valid=True, selectedConfigs");
+    eventually("gcd status", Duration::from_secs(20), || {
+        let g = cluster
+            .json(&["get", "globalclientdefaults", "kco-e2e-defaults"])
+            .ok_or("gone")?;
+        let valid = condition(&g, "Valid").ok_or("no Valid")?;
+        let selected = g["status"]["selectedConfigs"].as_i64().unwrap_or(0);
+        (valid["status"] == "True" && selected >= 2)
+            .then_some(())
+            .ok_or(format!("{}", g["status"]))
+    });
+
+    step("a source ConfigMap edit re-renders only its dependant");
+    let (_, audit_rv) = output_hash(&cluster, "audit-producer-kafka").expect("audit output");
+    let edit = Instant::now();
+    cluster.merge_patch(
+        "configmap",
+        "base-client",
+        Some(NS),
+        serde_json::json!({"data": {"client.properties": "bootstrap.servers=kafka-0.kafka:9092\nlinger.ms=25\n"}}),
+    );
+    let (edited_hash, _) = eventually(
+        "re-render after the source edit",
+        Duration::from_secs(10),
+        || {
+            let (hash, rv) = output_hash(&cluster, "orders-producer-kafka")?;
+            if hash == orders_hash {
+                Err("hash unchanged".into())
+            } else {
+                Ok((hash, rv))
+            }
+        },
+    );
+    println!("    re-rendered in {:?}", edit.elapsed());
+    let cm = cluster
+        .json(&["get", "configmap", "orders-producer-kafka", "-n", NS])
+        .expect("output");
+    assert!(
+        cm["data"]["producer.properties"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("linger.ms=25")
+    );
+    let config = eventually("history entry", Duration::from_secs(10), || {
+        let c = ready_config(&cluster, "orders-producer")?;
+        (c["status"]["configHash"] == edited_hash.as_str())
+            .then_some(c)
+            .ok_or("status lags".into())
+    });
+    let last = config["status"]["history"]
+        .as_array()
+        .and_then(|h| h.last())
+        .cloned()
+        .expect("history");
+    assert_eq!(last["cause"], "ConfigMap base-client changed", "{last}");
+    assert_eq!(
+        last["changedKeys"],
+        serde_json::json!(["linger.ms"]),
+        "{last}"
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    let (_, audit_rv_after) = output_hash(&cluster, "audit-producer-kafka").expect("audit output");
+    assert_eq!(
+        audit_rv, audit_rv_after,
+        "the config that does not read base-client was rewritten"
+    );
+
+    step("a GlobalClientDefaults edit propagates to the configs it selects");
+    cluster.merge_patch(
+        "globalclientdefaults",
+        "kco-e2e-defaults",
+        None,
+        serde_json::json!({"spec": {"defaults": {"producer": {"delivery.timeout.ms": "90000"}}}}),
+    );
+    for name in ["orders-producer-kafka", "audit-producer-kafka"] {
+        eventually(
+            &format!("{name} with delivery.timeout.ms=90000"),
+            Duration::from_secs(15),
+            || {
+                let cm = cluster
+                    .json(&["get", "configmap", name, "-n", NS])
+                    .ok_or("gone")?;
+                let text = cm["data"]["producer.properties"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                text.contains("delivery.timeout.ms=90000")
+                    .then_some(())
+                    .ok_or(text)
+            },
+        );
+    }
+
+    step("an invalid edit keeps the last good output and sets Valid=False");
+    let (good_hash, good_rv) = eventually("orders output", Duration::from_secs(10), || {
+        let c = ready_config(&cluster, "orders-producer")?;
+        let (hash, rv) = output_hash(&cluster, "orders-producer-kafka")?;
+        (c["status"]["configHash"] == hash.as_str())
+            .then_some((hash, rv))
+            .ok_or("status lags".into())
+    });
+    cluster.merge_patch(
+        "kafkatoolconfig",
+        "orders-producer",
+        Some(NS),
+        serde_json::json!({"spec": {"properties": {"producer": {"acks": "sometimes"}}}}),
+    );
+    eventually("Valid=False", Duration::from_secs(15), || {
+        let c = cluster
+            .json(&["get", "kafkatoolconfig", "orders-producer", "-n", NS])
+            .ok_or("gone")?;
+        let valid = condition(&c, "Valid").ok_or("no Valid")?;
+        let ready = condition(&c, "Ready").ok_or("no Ready")?;
+        if valid["status"] == "False"
+            && ready["status"] == "False"
+            && c["status"]["observedGeneration"] == c["metadata"]["generation"]
+            && c["status"]["configHash"] == good_hash.as_str()
+        {
+            Ok(())
+        } else {
+            Err(format!("{}", c["status"]))
+        }
+    });
+    assert_eq!(
+        output_hash(&cluster, "orders-producer-kafka").expect("output"),
+        (good_hash.clone(), good_rv)
+    );
+    cluster.merge_patch(
+        "kafkatoolconfig",
+        "orders-producer",
+        Some(NS),
+        serde_json::json!({"spec": {"properties": {"producer": {"acks": "all"}}}}),
+    );
+    eventually("Ready again after the fix", Duration::from_secs(15), || {
+        ready_config(&cluster, "orders-producer")
+    });
+
+    step("OutputConflict on a pre-existing ConfigMap the operator does not own");
+    cluster.kubectl(&["apply", "-f", "e2e/operator/fixtures/conflict.yaml"]);
+    eventually("OutputConflict", Duration::from_secs(15), || {
+        let c = cluster
+            .json(&["get", "kafkatoolconfig", "billing-producer", "-n", NS])
+            .ok_or("gone")?;
+        let ready = condition(&c, "Ready").ok_or("no Ready")?;
+        (ready["status"] == "False" && ready["reason"] == "OutputConflict")
+            .then_some(())
+            .ok_or(format!("{ready}"))
+    });
+    let cm = cluster
+        .json(&["get", "configmap", "billing-producer-kafka", "-n", NS])
+        .expect("hand-made");
+    assert_eq!(cm["data"]["note"], "hand-made, not the operator's");
+    assert!(
+        cm["metadata"]["ownerReferences"].is_null(),
+        "the operator took over an object it does not own"
+    );
+
+    step("zero writes on a resync of an unchanged world (restart the operator)");
+    eventually("the world to settle", Duration::from_secs(15), || {
+        ready_config(&cluster, "orders-producer").map(|_| ())
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    a.terminate();
+    let b = Operator::start(&cluster, &sa, "e2e-b");
+    eventually("B to lead", Duration::from_secs(30), || {
+        b.is_leader().then_some(()).ok_or("not leader".to_string())
+    });
+    eventually(
+        "B to reconcile every config",
+        Duration::from_secs(30),
+        || {
+            let n = b.metric_sum("kafka_config_reconciles_total");
+            (n >= 3.0).then_some(()).ok_or(format!("{n} reconciles"))
+        },
+    );
+    std::thread::sleep(Duration::from_secs(6)); // a GlobalClientDefaults status round too
+    let writes = b.metric_sum("kafka_config_writes_total");
+    let reconciles = b.metric_sum("kafka_config_reconciles_total");
+    assert_eq!(
+        writes,
+        0.0,
+        "a restart over an unchanged world wrote {writes} objects:\n{:?}",
+        b.metrics()
+    );
+    println!("    ok: {reconciles} reconciles, {writes} writes");
+
+    step("leader takeover: a standby takes over when the leader dies");
+    let c = Operator::start(&cluster, &sa, "e2e-c");
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(!c.is_leader(), "two leaders at once");
+    assert!(b.is_leader(), "B lost the lease while alive");
+    let kill = Instant::now();
+    b.crash();
+    eventually("C to take over", Duration::from_secs(25), || {
+        c.is_leader().then_some(()).ok_or("standby".to_string())
+    });
+    println!("    took over {:?} after the leader died", kill.elapsed());
+    cluster.merge_patch(
+        "configmap",
+        "base-client",
+        Some(NS),
+        serde_json::json!({"data": {"client.properties": "bootstrap.servers=kafka-0.kafka:9092\nlinger.ms=40\n"}}),
+    );
+    eventually("the new leader renders", Duration::from_secs(15), || {
+        let cm = cluster
+            .json(&["get", "configmap", "orders-producer-kafka", "-n", NS])
+            .ok_or("gone")?;
+        let text = cm["data"]["producer.properties"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        text.contains("linger.ms=40").then_some(()).ok_or(text)
+    });
+
+    step("garbage collection after deleting a KafkaToolConfig");
+    cluster.kubectl(&["delete", "kafkatoolconfig", "audit-producer", "-n", NS]);
+    eventually(
+        "audit-producer-kafka to be collected",
+        Duration::from_secs(60),
+        || match cluster.json(&["get", "configmap", "audit-producer-kafka", "-n", NS]) {
+            None => Ok(()),
+            Some(_) => Err("still there".to_string()),
+        },
+    );
+
+    step("cleaning up");
+    c.terminate();
+    let _ = cluster.run(&["delete", "namespace", NS, "--wait=false"], None);
+    let _ = cluster.run(
+        &[
+            "delete",
+            "globalclientdefaults",
+            "kco-e2e-defaults",
+            "--ignore-not-found",
+        ],
+        None,
+    );
+    println!("operator e2e passed in {:?}", started.elapsed());
+}
