@@ -1,0 +1,589 @@
+#!/usr/bin/env python3
+"""Conformance check: runs Apache Kafka's own command-line tools with what the operator renders
+and compares the configuration each Kafka client logs at construction with the merged values.
+
+Run through conformance/run.sh (it fetches the jars and passes --jars). For each fixture in
+tests/fixtures/conformance/*.yaml:
+
+  1. `kafka-config-operator render -o json`   -> the ConfigMap/Secret (files + tool.args),
+     written to the fixture's spec.output.mountPath (must be under /tmp/kco-conformance/);
+     Secrets listed in status.output.secretMounts are written where they would be mounted.
+  2. `kafka-config-operator explain -o json`  -> the merged value of every key, per role.
+  3. `kafka-config-operator validate -o json` -> the ForcedByTool warnings.
+  4. `java -cp JARS/* <mainClass> <tool.args>` with stdin closed, until every client the tool
+     builds before it needs a broker has logged its "<X>Config values:" block (or a time limit).
+  5. Every key the config sets (any layer but Kafka's defaults) is compared with the logged
+     value, after normalising Kafka's rendering of types. A difference is explained only by a
+     ForcedByTool warning for that key whose forced value is what Kafka logged (Modern); in
+     Legacy, explain already shows the tool's forced values, so there is nothing to explain.
+     Keys the config does not set are compared with Kafka's default from the catalogue too,
+     minus the values a client derives at run time (listed in DERIVED with the reason).
+
+Prints one line per fixture and `N passed, N failed`; exit 1 on any failure.
+"""
+import argparse
+import base64
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import yaml
+
+MOUNT_ROOT = "/tmp/kco-conformance/"
+
+# The header Kafka's AbstractConfig.logAll() prints: "<simple class name> values: ".
+BLOCK_ROLE = {
+    "ProducerConfig": "producer",
+    "ConsumerConfig": "consumer",
+    "ShareConsumerConfig": "share-consumer",
+    "AdminClientConfig": "admin",
+}
+HEADER = re.compile(r"\b(ProducerConfig|ConsumerConfig|ShareConsumerConfig|AdminClientConfig) values: ?$")
+
+# Which clients each tool builds before it needs a broker, in the order it builds them: the roles
+# whose logged values can be checked without a cluster. Roles a tool builds only after talking to
+# a broker are listed in NOT_COVERED with the reason (docs/conformance.md prints both).
+CLIENTS = {
+    "kafka-console-producer": ["producer"],
+    "kafka-console-consumer": ["consumer"],
+    "kafka-console-share-consumer": ["share-consumer"],
+    "kafka-producer-perf-test": ["producer"],
+    "kafka-consumer-perf-test": ["consumer"],
+    "kafka-share-consumer-perf-test": ["share-consumer"],
+    "kafka-verifiable-producer": ["producer"],
+    "kafka-verifiable-consumer": ["consumer"],
+    "kafka-verifiable-share-consumer": ["share-consumer"],
+    "kafka-e2e-latency": ["consumer", "producer"],
+    "kafka-streams-application-reset": ["admin"],
+}
+NOT_COVERED = {
+    "kafka-e2e-latency": {"admin": "the admin client is built only when consumer.listTopics() "
+                          "(a broker round trip) says the topic is missing"},
+    "kafka-streams-application-reset": {"consumer": "the consumer is built after the admin client "
+                                        "has described the application's group on a broker"},
+    "kafka-verifiable-share-consumer": {"admin": "the admin client is built only to "
+                                        "alter the group's config, after the consumer runs"},
+}
+ADMIN_TOOLS_DEFAULT = ["admin"]
+
+# Values a Kafka client derives while building its config (postProcessParsedConfig and friends),
+# so the logged value of a key the config does NOT set may differ from the catalogue's default.
+# key -> (roles, reason). Only consulted for keys nobody set.
+DERIVED = {
+    "client.id": (("consumer", "share-consumer"),
+                  "ConsumerConfig.maybeOverrideClientId: consumer-<group>-<n> when unset"),
+    "enable.auto.commit": (("consumer",),
+                           "ConsumerConfig.maybeOverrideEnableAutoCommit: false without group.id"),
+    "enable.idempotence": (("producer",),
+                           "ProducerConfig: false when acks/retries/max.in.flight are incompatible"),
+    "acks": (("producer",), "ProducerConfig.parseAcks: logged as -1 for all"),
+}
+
+# Equivalent spellings Kafka normalises while parsing (value as given -> value as logged).
+EQUIVALENT = {
+    "acks": {"all": "-1"},  # ProducerConfig.parseAcks
+}
+
+
+def fail(msg):
+    print(f"conformance: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+# --- java.util.Properties.load, enough for what we render and what users write ---------------
+
+def load_properties(text):
+    lines = text.split("\n")
+    out = {}
+    i = 0
+    logical = []
+    while i < len(lines):
+        line = lines[i].lstrip(" \t\f")
+        i += 1
+        if not logical and (line == "" or line[0] in "#!"):
+            continue
+        # continuation: an odd number of trailing backslashes
+        stripped = line.rstrip("\r")
+        n = len(stripped) - len(stripped.rstrip("\\"))
+        if n % 2 == 1:
+            logical.append(stripped[:-1])
+            continue
+        logical.append(stripped)
+        full = "".join(logical)
+        logical = []
+        k, v = split_kv(full)
+        out[unescape(k)] = unescape(v)
+    return out
+
+
+def split_kv(s):
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "=: \t\f":
+            break
+        i += 1
+    key = s[:i]
+    rest = s[i:]
+    rest = rest.lstrip(" \t\f")
+    if rest[:1] in ("=", ":"):
+        rest = rest[1:].lstrip(" \t\f")
+    return key, rest
+
+
+def unescape(s):
+    out = []
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s):
+            n = s[i + 1]
+            if n == "u":
+                out.append(chr(int(s[i + 2:i + 6], 16)))
+                i += 6
+                continue
+            out.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(n, n))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+# --- catalogue ------------------------------------------------------------------------------
+
+class Catalogue:
+    def __init__(self, root):
+        with open(os.path.join(root, "catalogue/kafka-configs.json")) as f:
+            sets = json.load(f)["sets"]
+        self.keys = {role: {k["name"]: k for k in sets[role]["keys"]}
+                     for role in ("producer", "consumer", "share-consumer", "admin")}
+        with open(os.path.join(root, "catalogue/tools.yaml")) as f:
+            self.tools = {t["name"]: t for t in yaml.safe_load(f)["tools"]}
+
+    def type_of(self, role, key):
+        k = self.keys.get(role, {}).get(key)
+        return k["type"] if k else None
+
+    def forced_value(self, tool, role, key):
+        """Value the tool forces for key: its `forced` entry, or the default of a flag option
+        (a flag cannot carry any other value), or None."""
+        t = self.tools[tool]
+        forced = (t.get("forced") or {}).get(role, {})
+        if key in forced:
+            return str(forced[key])
+        for o in t.get("options") or []:
+            if o.get("key") == key and "flag" in o and role in o.get("roles", [role]):
+                return str(o.get("default")) if o.get("default") is not None else None
+        return None
+
+
+# --- normalisation ----------------------------------------------------------------------------
+
+HIDDEN = "[hidden]"
+
+
+def norm_kafka(raw, typ):
+    """Kafka's logged rendering -> comparable value."""
+    if raw == "null":
+        return None
+    if raw == HIDDEN:
+        return HIDDEN
+    if typ == "LIST" or (raw.startswith("[") and raw.endswith("]") and typ is None):
+        inner = raw[1:-1]
+        return tuple(x for x in (s.strip() for s in inner.split(",")) if x != "") if inner else ()
+    if typ == "CLASS" and raw.startswith("class "):
+        return raw[len("class "):]
+    if typ == "CLASS" and raw.startswith("interface "):
+        return raw[len("interface "):]
+    return norm_scalar(raw, typ)
+
+
+def norm_scalar(v, typ):
+    if typ in ("INT", "LONG", "SHORT"):
+        try:
+            return int(v.strip())
+        except ValueError:
+            return v
+    if typ == "DOUBLE":
+        try:
+            return float(v.strip())
+        except ValueError:
+            return v
+    if typ == "BOOLEAN":
+        return v.strip().lower()
+    if typ == "CLASS":
+        return v.strip()
+    return v
+
+
+def norm_ours(value, typ, key):
+    """A merged value (a .properties string) -> the value Kafka would log, as Kafka parses it."""
+    if value is None:
+        return None
+    value = EQUIVALENT.get(key, {}).get(value, value)
+    if typ == "PASSWORD":
+        return HIDDEN
+    if typ == "LIST":
+        return tuple(x for x in (s.strip() for s in value.split(",")) if x != "")
+    return norm_scalar(value, typ)
+
+
+def show(v):
+    if v is None:
+        return "null"
+    if isinstance(v, tuple):
+        return ",".join(v)
+    return str(v)
+
+
+# --- one fixture ------------------------------------------------------------------------------
+
+class Result:
+    def __init__(self, fixture, tool, precedence):
+        self.fixture = fixture
+        self.tool = tool
+        self.precedence = precedence
+        self.roles = []
+        self.compared = 0          # keys the config sets, compared
+        self.defaults = 0          # keys it does not set, compared with Kafka's default
+        self.forced = []           # (role, key, ours, kafka) explained by ForcedByTool
+        self.not_logged = []       # (role, key): set by us, not a key the client logs
+        self.failures = []         # text
+        self.rows = []             # (role, key, layer, ours, kafka) for every key set, compared
+        self.seconds = 0.0
+        self.log_tail = ""
+
+    @property
+    def ok(self):
+        return not self.failures
+
+
+def read_fixture(path):
+    with open(path) as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    ktcs = [d for d in docs if d.get("kind") == "KafkaToolConfig"]
+    if len(ktcs) != 1:
+        raise ValueError(f"{path}: exactly one KafkaToolConfig expected, found {len(ktcs)}")
+    return docs, ktcs[0]
+
+
+def secret_data(doc):
+    data = {}
+    for k, v in (doc.get("data") or {}).items():
+        data[k] = base64.b64decode(v)
+    for k, v in (doc.get("stringData") or {}).items():
+        data[k] = str(v).encode()
+    return data
+
+
+def run_tool(java_cmd, expected, timeout, cwd):
+    """Runs the tool; returns (blocks, log, reason). blocks: list of (role, {key: raw})."""
+    proc = subprocess.Popen(java_cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, errors="replace", cwd=cwd,
+                            start_new_session=True)
+    blocks = []
+    log = []
+    state = {"timed_out": False}
+
+    def kill():
+        state["timed_out"] = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    timer = threading.Timer(timeout, kill)
+    timer.start()
+    current = None
+    reason = None
+    try:
+        for line in proc.stdout:
+            line = line.rstrip("\n")
+            log.append(line)
+            if current is not None:
+                if line.startswith("\t"):
+                    k, _, v = line[1:].partition(" = ")
+                    current[1][k] = v
+                    continue
+                blocks.append(current)
+                current = None
+                if len(blocks) >= len(expected):
+                    reason = "all expected config blocks logged"
+                    break
+            m = HEADER.search(line)
+            if m:
+                current = (BLOCK_ROLE[m.group(1)], {})
+        if current is not None:
+            blocks.append(current)
+    finally:
+        timer.cancel()
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.wait()
+    if reason is None:
+        reason = "time limit reached" if state["timed_out"] else f"tool exited with {proc.returncode}"
+    return blocks, log, reason
+
+
+def check_fixture(path, ctx):
+    docs, ktc = read_fixture(path)
+    spec = ktc["spec"]
+    tool = spec["tool"]
+    precedence = spec.get("precedence", "Modern")
+    name = os.path.splitext(os.path.basename(path))[0]
+    res = Result(name, tool, precedence)
+    t0 = time.monotonic()
+    try:
+        _check(path, docs, ktc, res, ctx)
+    except Exception as e:  # a broken fixture or tool run is a failure, with the reason
+        res.failures.append(f"{type(e).__name__}: {e}")
+    res.seconds = time.monotonic() - t0
+    return res
+
+
+def _check(path, docs, ktc, res, ctx):
+    spec = ktc["spec"]
+    tool = spec["tool"]
+    precedence = spec.get("precedence", "Modern")
+    cat = ctx.catalogue
+    if tool not in cat.tools or not cat.tools[tool].get("mainClass"):
+        raise ValueError(f"tool {tool} has no mainClass in catalogue/tools.yaml")
+    main_class = ctx.main_class_override.get(tool, cat.tools[tool]["mainClass"])
+    mount = (spec.get("output") or {}).get("mountPath", "")
+    if not mount.startswith(MOUNT_ROOT):
+        raise ValueError(f"spec.output.mountPath must be under {MOUNT_ROOT} (it is {mount!r})")
+
+    b = ctx.binary
+    r = run([b, "render", "-o", "json", "-f", path])
+    if r.returncode != 0:
+        raise RuntimeError(f"render failed: {r.stderr.strip()}")
+    objects = [o for o in json.loads(r.stdout) if o.get("kind") in ("ConfigMap", "Secret")]
+    if len(objects) != 1:
+        raise RuntimeError(f"render: one ConfigMap/Secret expected, got {len(objects)}")
+    out = objects[0]
+    files = {}
+    for k, v in (out.get("data") or {}).items():
+        files[k] = base64.b64decode(v) if out["kind"] == "Secret" else v.encode("utf-8")
+
+    v = run([b, "validate", "-o", "json", "-f", path])
+    statuses = json.loads(v.stdout)
+    status = next(s["status"] for s in statuses if s["kind"] == "KafkaToolConfig")
+    warnings = status.get("warnings") or []
+
+    e = run([b, "explain", "-o", "json", "-f", path])
+    if e.returncode != 0:
+        raise RuntimeError(f"explain failed: {e.stderr.strip()}")
+    merged = {}
+    for entry in json.loads(e.stdout):
+        merged.setdefault(entry["role"], {})[entry["key"]] = entry
+
+    # Write the output where the pod would mount it, and the deferred Secrets under it.
+    shutil.rmtree(mount, ignore_errors=True)
+    os.makedirs(mount)
+    for k, data in files.items():
+        with open(os.path.join(mount, k), "wb") as f:
+            f.write(data)
+    secrets = {(d["metadata"]["name"]): d for d in docs if d.get("kind") == "Secret"}
+    for sm in (status.get("output") or {}).get("secretMounts") or []:
+        if not sm["mountPath"].startswith(MOUNT_ROOT):
+            raise ValueError(f"secret mount {sm['mountPath']} is outside {MOUNT_ROOT}")
+        os.makedirs(sm["mountPath"], exist_ok=True)
+        for k, data in secret_data(secrets[sm["secret"]]).items():
+            with open(os.path.join(sm["mountPath"], k), "wb") as f:
+                f.write(data)
+
+    args = files["tool.args"].decode("utf-8").split("\n")
+    if args and args[-1] == "":
+        args.pop()
+    rendered_files = {k: load_properties(d.decode("latin-1"))
+                      for k, d in files.items() if k.endswith(".properties")}
+
+    expected = CLIENTS.get(tool, ADMIN_TOOLS_DEFAULT)
+    res.roles = list(expected)
+    java = ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+            "-Dorg.slf4j.simpleLogger.logFile=System.out",
+            "-Djava.io.tmpdir=" + mount,
+            "-cp", os.path.join(ctx.jars, "*"), main_class] + args
+    blocks, log, reason = run_tool(java, expected, ctx.timeout, mount)
+    res.log_tail = "\n".join(log[-25:])
+    got = [role for role, _ in blocks]
+    if got != expected:
+        res.failures.append(f"expected config blocks {expected}, Kafka logged {got} ({reason}); "
+                            f"last lines:\n      " + "\n      ".join(log[-12:]))
+        return
+
+    for role, logged in blocks:
+        ours = merged.get(role, {})
+        role_file = rendered_files.get(f"{role}.properties") or rendered_files.get("client.properties") or {}
+        for key, entry in sorted(ours.items()):
+            if entry["layer"] == "kafkaDefaults":
+                continue
+            typ = cat.type_of(role, key)
+            if key not in logged:
+                res.not_logged.append((role, key))
+                continue
+            value = entry["value"]
+            if value == "[redacted]" and typ != "PASSWORD":
+                value = role_file.get(key)
+            want = norm_ours(value, typ, key)
+            have = norm_kafka(logged[key], typ)
+            res.compared += 1
+            res.rows.append((role, key, entry["layer"], show(want), logged[key]))
+            if want == have:
+                continue
+            forced = cat.forced_value(tool, role, key)
+            warned = any(w.get("reason") == "ForcedByTool" and w.get("key") == key
+                         and w.get("role") in (role, None) for w in warnings)
+            if (precedence == "Modern" and warned and forced is not None
+                    and norm_ours(forced, typ, key) == have):
+                res.forced.append((role, key, show(want), logged[key]))
+                continue
+            why = " (ForcedByTool warned, but Kafka logged another value)" if warned else ""
+            res.failures.append(f"{tool} {role} {key}: ours={show(want)!s} kafka={logged[key]}{why}")
+
+        # Keys nobody set: Kafka's default, unless the client derives it or the tool sets it.
+        t = cat.tools[tool]
+        tool_set = set(((t.get("forced") or {}).get(role) or {}).keys()) | \
+            set(((t.get("dynamic") or {}).get(role) or {}).keys())
+        for key, raw in sorted(logged.items()):
+            if key in ours and ours[key]["layer"] != "kafkaDefaults":
+                continue
+            meta = cat.keys[role].get(key)
+            if meta is None:
+                res.failures.append(f"{tool} {role} {key}: logged by Kafka, not in the catalogue")
+                continue
+            if key in tool_set:
+                continue
+            d = DERIVED.get(key)
+            if d and role in d[0]:
+                continue
+            typ = meta["type"]
+            want = norm_ours(meta["default"], typ, key) if meta["default"] is not None else None
+            have = norm_kafka(raw, typ)
+            if typ == "PASSWORD" and meta["default"] is None:
+                want = None
+            res.defaults += 1
+            if want != have:
+                res.failures.append(f"{tool} {role} {key} (not set by the config): "
+                                    f"Kafka default per catalogue={show(want)} kafka={raw}")
+
+
+class Ctx:
+    pass
+
+
+def write_doc(root, results, elapsed, cmdline):
+    path = os.path.join(root, "docs/conformance.md")
+    with open(path) as f:
+        text = f.read()
+    start = "<!-- conformance:table:start -->"
+    end = "<!-- conformance:table:end -->"
+    if start not in text or end not in text:
+        fail(f"{path} lacks the {start} / {end} markers")
+    rows = ["| tool | fixture | precedence | roles checked | keys set, compared | unset keys vs default | forced by tool (warned) | result |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in results:
+        forced = "<br>".join(f"`{k}` ({role}): ours `{o}`, Kafka `{kv}`" for role, k, o, kv in r.forced) or "-"
+        result = "pass" if r.ok else "**FAIL**: " + "<br>".join(
+            f.replace("|", "\\|").replace("\n", " ") for f in r.failures)
+        rows.append(f"| `{r.tool}` | `{r.fixture}.yaml` | {r.precedence} | {', '.join(r.roles)} | "
+                    f"{r.compared} | {r.defaults} | {forced} | {result} |")
+    passed = sum(r.ok for r in results)
+    body = "\n".join(rows) + (f"\n\n{passed} passed, {len(results) - passed} failed "
+                              f"(`{cmdline}`, Kafka {os.path.basename(os.path.normpath(root_jars(results)))}"
+                              f", {elapsed:.0f} s).\n")
+    pre, rest = text.split(start, 1)
+    _, post = rest.split(end, 1)
+    with open(path, "w") as f:
+        f.write(pre + start + "\n" + body + end + post)
+    print(f"wrote {path}")
+
+
+def root_jars(_results):
+    return CTX_JARS[0]
+
+
+CTX_JARS = [""]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", required=True)
+    ap.add_argument("--jars", required=True)
+    ap.add_argument("--bin", default=os.environ.get("KCO_BIN"))
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("CONFORMANCE_JOBS", "2")))
+    ap.add_argument("--timeout", type=float, default=20.0)
+    ap.add_argument("--write-doc", action="store_true")
+    ap.add_argument("--verbose", "-v", action="store_true")
+    ap.add_argument("fixtures", nargs="*", help="fixture names or paths (default: all)")
+    a = ap.parse_args()
+
+    ctx = Ctx()
+    ctx.binary = a.bin or os.path.join(a.root, "target/debug/kafka-config-operator")
+    if not os.access(ctx.binary, os.X_OK):
+        fail(f"{ctx.binary} not found: run `cargo build` or set KCO_BIN")
+    ctx.jars = a.jars
+    CTX_JARS[0] = a.jars
+    ctx.timeout = a.timeout
+    ctx.catalogue = Catalogue(a.root)
+    ctx.main_class_override = {}
+
+    fixdir = os.path.join(a.root, "tests/fixtures/conformance")
+    if a.fixtures:
+        paths = [f if os.path.exists(f) else os.path.join(fixdir, f + ("" if f.endswith(".yaml") else ".yaml"))
+                 for f in a.fixtures]
+    else:
+        paths = sorted(os.path.join(fixdir, f) for f in os.listdir(fixdir) if f.endswith(".yaml"))
+
+    t0 = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+        futures = [pool.submit(check_fixture, p, ctx) for p in paths]
+        results = []
+        for fut in futures:
+            r = fut.result()
+            results.append(r)
+            status = "ok  " if r.ok else "FAIL"
+            extra = f", {len(r.forced)} forced by tool (warned)" if r.forced else ""
+            nl = f", {len(r.not_logged)} not logged" if r.not_logged else ""
+            print(f"{status} {r.tool:34s} {r.fixture:40s} {r.precedence:6s} "
+                  f"{'+'.join(r.roles):24s} {r.compared:3d} keys set, {r.defaults:3d} defaults{extra}{nl}"
+                  f" ({r.seconds:.1f} s)", flush=True)
+            for f in r.failures:
+                print(f"     {f}")
+            if a.verbose:
+                for role, k, layer, o, kv in r.rows:
+                    print(f"     {role} {k} [{layer}]: ours={o} kafka={kv}")
+                for role, k, o, kv in r.forced:
+                    print(f"     forced: {role} {k}: ours={o} kafka={kv}")
+                for role, k in r.not_logged:
+                    print(f"     not logged by the client: {role} {k}")
+    elapsed = time.monotonic() - t0
+    passed = sum(r.ok for r in results)
+    failed = len(results) - passed
+    if a.write_doc:
+        write_doc(a.root, results, elapsed, "conformance/run.sh --write-doc")
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

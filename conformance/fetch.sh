@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Fetch Apache Kafka's command-line tools (org.apache.kafka:kafka-tools) with their runtime
+# dependencies, plus slf4j-simple, from Maven Central into <repo>/.cache/kafka-jars/<version>.
+#
+#   conformance/fetch.sh          # prints the jar directory on stdout
+#
+# Maven's local repository is <repo>/.cache/m2 (gitignored, shared with catalogue/generate.sh).
+# Cached: when the jar directory is complete (stamp file present) nothing is run.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(git -C "$here" rev-parse --show-toplevel)
+version=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/pom.xml")
+m2="$root/.cache/m2"
+jars="$root/.cache/kafka-jars/$version"
+stamp="$jars/.complete"
+
+# The stamp records the pom's digest, so editing the pom refetches.
+digest=$(sha256sum "$here/pom.xml" | cut -d' ' -f1)
+if [[ -f "$stamp" && "$(cat "$stamp")" == "$digest" ]]; then
+  echo "$jars"
+  exit 0
+fi
+
+rm -rf "$jars"
+mkdir -p "$jars" "$root/.cache"
+log="$root/.cache/kafka-jars/fetch-$version.log"
+if ! nice mvn -B -f "$here/pom.xml" "-Dmaven.repo.local=$m2" \
+    dependency:copy-dependencies -DincludeScope=runtime "-DoutputDirectory=$jars" >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "conformance/fetch.sh: Maven failed (log above, also in $log)" >&2
+  exit 1
+fi
+if [[ ! -f "$jars/kafka-tools-$version.jar" || ! -f "$jars/kafka-clients-$version.jar" ]]; then
+  echo "conformance/fetch.sh: kafka-tools/kafka-clients $version missing from $jars" >&2
+  exit 1
+fi
+echo "$digest" >"$stamp"
+echo "$jars"
