@@ -59,7 +59,7 @@ CLIENTS = {
     "kafka-share-consumer-perf-test": ["share-consumer"],
     "kafka-verifiable-producer": ["producer"],
     "kafka-verifiable-consumer": ["consumer"],
-    "kafka-verifiable-share-consumer": ["share-consumer"],
+    "kafka-verifiable-share-consumer": ["share-consumer", "admin"],
     "kafka-e2e-latency": ["consumer", "producer"],
     "kafka-streams-application-reset": ["admin"],
 }
@@ -68,17 +68,23 @@ NOT_COVERED = {
                           "(a broker round trip) says the topic is missing"},
     "kafka-streams-application-reset": {"consumer": "the consumer is built after the admin client "
                                         "has described the application's group on a broker"},
-    "kafka-verifiable-share-consumer": {"admin": "the admin client is built only to "
-                                        "alter the group's config, after the consumer runs"},
 }
 ADMIN_TOOLS_DEFAULT = ["admin"]
+
+# Where catalogue/tools.yaml's mainClass is not a class of the Kafka release the jars come from,
+# the check fails (the catalogue is wrong for that release) and the values are still compared
+# by running the class that release really has.
+RELEASE_MAIN_CLASS = {
+    "kafka-configs": "kafka.admin.ConfigCommand",  # kafka_2.13 up to 4.3.x; kafka-tools from 4.4.0
+}
 
 # Values a Kafka client derives while building its config (postProcessParsedConfig and friends),
 # so the logged value of a key the config does NOT set may differ from the catalogue's default.
 # key -> (roles, reason). Only consulted for keys nobody set.
 DERIVED = {
-    "client.id": (("consumer", "share-consumer"),
-                  "ConsumerConfig.maybeOverrideClientId: consumer-<group>-<n> when unset"),
+    "client.id": (("consumer", "share-consumer", "producer"),
+                  "ConsumerConfig/ProducerConfig.maybeOverrideClientId: consumer-<group>-<n>, "
+                  "producer-<n> or producer-<transactional.id> when unset"),
     "enable.auto.commit": (("consumer",),
                            "ConsumerConfig.maybeOverrideEnableAutoCommit: false without group.id"),
     "enable.idempotence": (("producer",),
@@ -164,6 +170,24 @@ def unescape(s):
     return "".join(out)
 
 
+PROVIDER_REF = re.compile(r"\$\{(dir|file):([^}]*):([^:}]*)\}")
+
+
+def resolve_providers(value):
+    """${dir:PATH:KEY} (DirectoryConfigProvider) and ${file:PATH:KEY} (FileConfigProvider)."""
+    if value is None:
+        return None
+
+    def sub(m):
+        provider, path, key = m.groups()
+        if provider == "dir":
+            with open(os.path.join(path, key), encoding="utf-8") as f:
+                return f.read()
+        with open(path, encoding="latin-1") as f:
+            return load_properties(f.read())[key]
+    return PROVIDER_REF.sub(sub, value)
+
+
 # --- catalogue ------------------------------------------------------------------------------
 
 class Catalogue:
@@ -172,8 +196,18 @@ class Catalogue:
             sets = json.load(f)["sets"]
         self.keys = {role: {k["name"]: k for k in sets[role]["keys"]}
                      for role in ("producer", "consumer", "share-consumer", "admin")}
+        # ShareConsumerConfig parses (and logs) every ConsumerConfig key; the catalogue's
+        # share-consumer set leaves out the ones a share consumer rejects when set (rejectedKeys).
+        # Their logged value is still the consumer default.
+        self.logged_only = {"share-consumer": {
+            k: self.keys["consumer"][k] for k in sets["share-consumer"].get("rejectedKeys", [])}}
         with open(os.path.join(root, "catalogue/tools.yaml")) as f:
             self.tools = {t["name"]: t for t in yaml.safe_load(f)["tools"]}
+
+    def case_insensitive(self, role, key):
+        k = self.keys.get(role, {}).get(key)
+        v = k and k["validator"]
+        return bool(v) and v["kind"] == "caseInsensitiveValidString"
 
     def type_of(self, role, key):
         k = self.keys.get(role, {}).get(key)
@@ -214,6 +248,7 @@ def norm_kafka(raw, typ):
 
 
 def norm_scalar(v, typ):
+    v = v.strip()  # ConfigDef.parseType trims every value before parsing it
     if typ in ("INT", "LONG", "SHORT"):
         try:
             return int(v.strip())
@@ -294,7 +329,8 @@ def secret_data(doc):
 def run_tool(java_cmd, expected, timeout, cwd):
     """Runs the tool; returns (blocks, log, reason). blocks: list of (role, {key: raw})."""
     proc = subprocess.Popen(java_cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, errors="replace", cwd=cwd,
+                            stderr=subprocess.STDOUT, text=True, encoding="utf-8",
+                            errors="replace", cwd=cwd,
                             start_new_session=True)
     blocks = []
     log = []
@@ -366,7 +402,15 @@ def _check(path, docs, ktc, res, ctx):
     cat = ctx.catalogue
     if tool not in cat.tools or not cat.tools[tool].get("mainClass"):
         raise ValueError(f"tool {tool} has no mainClass in catalogue/tools.yaml")
-    main_class = ctx.main_class_override.get(tool, cat.tools[tool]["mainClass"])
+    main_class = cat.tools[tool]["mainClass"]
+    if main_class not in ctx.classes:
+        res.failures.append(f"catalogue/tools.yaml: mainClass {main_class} is not a class of the "
+                            f"Kafka jars in {ctx.jars}"
+                            + (f" (this release has {RELEASE_MAIN_CLASS[tool]})"
+                               if RELEASE_MAIN_CLASS.get(tool) in ctx.classes else ""))
+        main_class = RELEASE_MAIN_CLASS.get(tool)
+        if main_class not in ctx.classes:
+            return
     mount = (spec.get("output") or {}).get("mountPath", "")
     if not mount.startswith(MOUNT_ROOT):
         raise ValueError(f"spec.output.mountPath must be under {MOUNT_ROOT} (it is {mount!r})")
@@ -418,7 +462,8 @@ def _check(path, docs, ktc, res, ctx):
 
     expected = CLIENTS.get(tool, ADMIN_TOOLS_DEFAULT)
     res.roles = list(expected)
-    java = ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
+    java = ["java", "-XX:TieredStopAtLevel=1", "-Dfile.encoding=UTF-8",
+            "-Dsun.stdout.encoding=UTF-8", "-Dsun.stderr.encoding=UTF-8", "-XX:+UseSerialGC", "-Xshare:auto",
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
             "-Dorg.slf4j.simpleLogger.logFile=System.out",
             "-Djava.io.tmpdir=" + mount,
@@ -443,9 +488,14 @@ def _check(path, docs, ktc, res, ctx):
                 continue
             value = entry["value"]
             if value == "[redacted]" and typ != "PASSWORD":
-                value = role_file.get(key)
+                # explain redacts Secret-sourced values: take the rendered one, resolving the
+                # config-provider references Kafka resolves (output.secrets: Deferred)
+                value = resolve_providers(role_file.get(key))
             want = norm_ours(value, typ, key)
             have = norm_kafka(logged[key], typ)
+            if cat.case_insensitive(role, key) and isinstance(want, str) and isinstance(have, str):
+                # ConfigDef.CaseInsensitiveValidString: CLASSIC and classic are the same value
+                want, have = want.upper(), have.upper()
             res.compared += 1
             res.rows.append((role, key, entry["layer"], show(want), logged[key]))
             if want == have:
@@ -462,16 +512,34 @@ def _check(path, docs, ktc, res, ctx):
 
         # Keys nobody set: Kafka's default, unless the client derives it or the tool sets it.
         t = cat.tools[tool]
-        tool_set = set(((t.get("forced") or {}).get(role) or {}).keys()) | \
-            set(((t.get("dynamic") or {}).get(role) or {}).keys())
+        forced_here = {k: str(v) for k, v in ((t.get("forced") or {}).get(role) or {}).items()}
+        dynamic = set(((t.get("dynamic") or {}).get(role) or {}).keys())
         for key, raw in sorted(logged.items()):
             if key in ours and ours[key]["layer"] != "kafkaDefaults":
                 continue
-            meta = cat.keys[role].get(key)
+            meta = cat.keys[role].get(key) or cat.logged_only.get(role, {}).get(key)
             if meta is None:
                 res.failures.append(f"{tool} {role} {key}: logged by Kafka, not in the catalogue")
                 continue
-            if key in tool_set:
+            if key in role_file:
+                # rendered into the file, yet explain does not report it
+                typ = meta["type"]
+                fv = role_file[key]
+                same = norm_ours(fv, typ, key) == norm_kafka(raw, typ)
+                res.failures.append(f"{tool} {role} {key}: rendered in the file ({fv}) but absent "
+                                    f"from explain; kafka={raw}"
+                                    + (" (the file value took effect)" if same else ""))
+                continue
+            if key in dynamic:
+                continue
+            if key in forced_here:
+                # The catalogue says the tool forces this value: Kafka must have logged it.
+                typ = meta["type"]
+                want, have = norm_ours(forced_here[key], typ, key), norm_kafka(raw, typ)
+                res.defaults += 1
+                if want != have:
+                    res.failures.append(f"{tool} {role} {key} (not set by the config): the catalogue "
+                                        f"says the tool forces {forced_here[key]}, kafka={raw}")
                 continue
             d = DERIVED.get(key)
             if d and role in d[0]:
@@ -481,6 +549,8 @@ def _check(path, docs, ktc, res, ctx):
             have = norm_kafka(raw, typ)
             if typ == "PASSWORD" and meta["default"] is None:
                 want = None
+            if cat.case_insensitive(role, key) and isinstance(want, str) and isinstance(have, str):
+                want, have = want.upper(), have.upper()
             res.defaults += 1
             if want != have:
                 res.failures.append(f"{tool} {role} {key} (not set by the config): "
@@ -489,6 +559,19 @@ def _check(path, docs, ktc, res, ctx):
 
 class Ctx:
     pass
+
+
+def main_classes(jars):
+    """Every class name in the Kafka jars (kafka-tools, kafka_2.13)."""
+    import zipfile
+    names = set()
+    for j in os.listdir(jars):
+        if j.startswith(("kafka-tools-", "kafka_2.13-")) and j.endswith(".jar"):
+            with zipfile.ZipFile(os.path.join(jars, j)) as z:
+                for n in z.namelist():
+                    if n.endswith(".class") and "$" not in n:
+                        names.add(n[:-len(".class")].replace("/", "."))
+    return names
 
 
 def write_doc(root, results, elapsed, cmdline):
@@ -545,7 +628,7 @@ def main():
     CTX_JARS[0] = a.jars
     ctx.timeout = a.timeout
     ctx.catalogue = Catalogue(a.root)
-    ctx.main_class_override = {}
+    ctx.classes = main_classes(a.jars)
 
     fixdir = os.path.join(a.root, "tests/fixtures/conformance")
     if a.fixtures:
