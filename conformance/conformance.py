@@ -379,7 +379,7 @@ def run_tool(java_cmd, expected, timeout, cwd):
     return blocks, log, reason
 
 
-def check_fixture(path, ctx):
+def check_fixture(path, ctx, tamper=None):
     docs, ktc = read_fixture(path)
     spec = ktc["spec"]
     tool = spec["tool"]
@@ -388,14 +388,14 @@ def check_fixture(path, ctx):
     res = Result(name, tool, precedence)
     t0 = time.monotonic()
     try:
-        _check(path, docs, ktc, res, ctx)
+        _check(path, docs, ktc, res, ctx, tamper)
     except Exception as e:  # a broken fixture or tool run is a failure, with the reason
         res.failures.append(f"{type(e).__name__}: {e}")
     res.seconds = time.monotonic() - t0
     return res
 
 
-def _check(path, docs, ktc, res, ctx):
+def _check(path, docs, ktc, res, ctx, tamper=None):
     spec = ktc["spec"]
     tool = spec["tool"]
     precedence = spec.get("precedence", "Modern")
@@ -405,7 +405,7 @@ def _check(path, docs, ktc, res, ctx):
     main_class = cat.tools[tool]["mainClass"]
     if main_class not in ctx.classes:
         res.failures.append(f"catalogue/tools.yaml: mainClass {main_class} is not a class of the "
-                            f"Kafka jars in {ctx.jars}"
+                            f"Kafka {os.path.basename(os.path.normpath(ctx.jars))} jars"
                             + (f" (this release has {RELEASE_MAIN_CLASS[tool]})"
                                if RELEASE_MAIN_CLASS.get(tool) in ctx.classes else ""))
         main_class = RELEASE_MAIN_CLASS.get(tool)
@@ -454,6 +454,10 @@ def _check(path, docs, ktc, res, ctx):
             with open(os.path.join(sm["mountPath"], k), "wb") as f:
                 f.write(data)
 
+    if tamper:  # self-test: change one rendered value behind explain's back
+        fname, line = tamper
+        with open(os.path.join(mount, fname), "ab") as f:
+            f.write(line.encode())
     args = files["tool.args"].decode("utf-8").split("\n")
     if args and args[-1] == "":
         args.pop()
@@ -472,8 +476,10 @@ def _check(path, docs, ktc, res, ctx):
     res.log_tail = "\n".join(log[-25:])
     got = [role for role, _ in blocks]
     if got != expected:
-        res.failures.append(f"expected config blocks {expected}, Kafka logged {got} ({reason}); "
-                            f"last lines:\n      " + "\n      ".join(log[-12:]))
+        errors = [ln for ln in log if re.search(r"(Exception|Error)\b.*: ", ln) and not ln.startswith("\t")]
+        detail = errors[0].strip() if errors else "last lines: " + " / ".join(log[-5:])
+        res.failures.append(f"{tool}: expected {expected} config blocks, Kafka logged {got} "
+                            f"({reason}): {detail}")
         return
 
     for role, logged in blocks:
@@ -561,6 +567,18 @@ class Ctx:
     pass
 
 
+def self_test(fixdir, ctx):
+    """The harness must see a value that differs from explain: append linger.ms=12345 to the
+    rendered producer.properties of one fixture (after rendering, before running Kafka)."""
+    r = check_fixture(os.path.join(fixdir, "console-producer-modern.yaml"), ctx,
+                      tamper=("producer.properties", "linger.ms=12345\n"))
+    caught = any(" linger.ms: ours=5 kafka=12345" in f for f in r.failures)
+    if not caught:
+        fail("self-test: a rendered linger.ms changed behind explain's back was not reported:\n  "
+             + "\n  ".join(r.failures or ["(no failure)"]))
+    print("self-test: a rendered value changed after rendering (linger.ms=12345) is reported")
+
+
 def main_classes(jars):
     """Every class name in the Kafka jars (kafka-tools, kafka_2.13)."""
     import zipfile
@@ -574,7 +592,7 @@ def main_classes(jars):
     return names
 
 
-def write_doc(root, results, elapsed, cmdline):
+def write_doc(root, results, elapsed, cmdline, kafka_version):
     path = os.path.join(root, "docs/conformance.md")
     with open(path) as f:
         text = f.read()
@@ -584,28 +602,25 @@ def write_doc(root, results, elapsed, cmdline):
         fail(f"{path} lacks the {start} / {end} markers")
     rows = ["| tool | fixture | precedence | roles checked | keys set, compared | unset keys vs default | forced by tool (warned) | result |",
             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for r in results:
+    for r in sorted(results, key=lambda r: (r.tool, r.fixture)):
         forced = "<br>".join(f"`{k}` ({role}): ours `{o}`, Kafka `{kv}`" for role, k, o, kv in r.forced) or "-"
         result = "pass" if r.ok else "**FAIL**: " + "<br>".join(
             f.replace("|", "\\|").replace("\n", " ") for f in r.failures)
         rows.append(f"| `{r.tool}` | `{r.fixture}.yaml` | {r.precedence} | {', '.join(r.roles)} | "
                     f"{r.compared} | {r.defaults} | {forced} | {result} |")
     passed = sum(r.ok for r in results)
+    uncovered = ["", "Roles a covered tool builds only after it has talked to a broker (not checked):", ""]
+    for tool, roles in sorted(NOT_COVERED.items()):
+        for role, why in roles.items():
+            uncovered.append(f"- `{tool}` `{role}`: {why}.")
     body = "\n".join(rows) + (f"\n\n{passed} passed, {len(results) - passed} failed "
-                              f"(`{cmdline}`, Kafka {os.path.basename(os.path.normpath(root_jars(results)))}"
-                              f", {elapsed:.0f} s).\n")
+                              f"(`{cmdline}`, Kafka {kafka_version}, {elapsed:.0f} s on the 2-core dev "
+                              f"machine).\n") + "\n".join(uncovered) + "\n"
     pre, rest = text.split(start, 1)
     _, post = rest.split(end, 1)
     with open(path, "w") as f:
         f.write(pre + start + "\n" + body + end + post)
     print(f"wrote {path}")
-
-
-def root_jars(_results):
-    return CTX_JARS[0]
-
-
-CTX_JARS = [""]
 
 
 def main():
@@ -617,6 +632,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--write-doc", action="store_true")
     ap.add_argument("--verbose", "-v", action="store_true")
+    ap.add_argument("--no-self-test", action="store_true",
+                    help="skip the check that a tampered rendered file is caught")
     ap.add_argument("fixtures", nargs="*", help="fixture names or paths (default: all)")
     a = ap.parse_args()
 
@@ -625,7 +642,6 @@ def main():
     if not os.access(ctx.binary, os.X_OK):
         fail(f"{ctx.binary} not found: run `cargo build` or set KCO_BIN")
     ctx.jars = a.jars
-    CTX_JARS[0] = a.jars
     ctx.timeout = a.timeout
     ctx.catalogue = Catalogue(a.root)
     ctx.classes = main_classes(a.jars)
@@ -638,6 +654,8 @@ def main():
         paths = sorted(os.path.join(fixdir, f) for f in os.listdir(fixdir) if f.endswith(".yaml"))
 
     t0 = time.monotonic()
+    if not a.fixtures and not a.no_self_test:
+        self_test(fixdir, ctx)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
         futures = [pool.submit(check_fixture, p, ctx) for p in paths]
         results = []
@@ -663,7 +681,8 @@ def main():
     passed = sum(r.ok for r in results)
     failed = len(results) - passed
     if a.write_doc:
-        write_doc(a.root, results, elapsed, "conformance/run.sh --write-doc")
+        write_doc(a.root, results, elapsed, "conformance/run.sh --write-doc",
+                  os.path.basename(os.path.normpath(a.jars)))
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

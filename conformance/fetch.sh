@@ -4,14 +4,15 @@
 #
 #   conformance/fetch.sh          # prints the jar directory on stdout
 #
-# Maven's local repository is <repo>/.cache/m2 (gitignored, shared with catalogue/generate.sh).
+# Maven's local repository is <repo>/.cache/m2 (gitignored, shared with catalogue/generate.sh;
+# CONFORMANCE_M2=DIR overrides it). Maven Central only (conformance/pom.xml).
 # Cached: when the jar directory is complete (stamp file present) nothing is run.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(git -C "$here" rev-parse --show-toplevel)
 version=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/pom.xml")
-m2="$root/.cache/m2"
+m2=${CONFORMANCE_M2:-"$root/.cache/m2"}   # override only to time a cold run
 jars="$root/.cache/kafka-jars/$version"
 stamp="$jars/.complete"
 
