@@ -637,6 +637,8 @@ def main():
     ap.add_argument("fixtures", nargs="*", help="fixture names or paths (default: all)")
     a = ap.parse_args()
 
+    if a.write_doc and a.fixtures:
+        fail("--write-doc runs every fixture; do not name fixtures")
     ctx = Ctx()
     ctx.binary = a.bin or os.path.join(a.root, "target/debug/kafka-config-operator")
     if not os.access(ctx.binary, os.X_OK):
