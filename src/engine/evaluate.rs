@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::args;
 use crate::engine::catalogue::configs::ConfigCatalogue;
-use crate::engine::catalogue::tools::{Applied, Tool, ToolCatalogue, ToolOption};
+use crate::engine::catalogue::tools::{Applied, OnlyWhen, Tool, ToolCatalogue, ToolOption};
 use crate::engine::globals::{self, GlobalDefaults, role_entries};
 use crate::engine::layers::{Contribution, Layer, Provenance, SecretOrigin};
 use crate::engine::outcome::{Problem, Reason, Shadowed, Warning};
@@ -13,7 +13,9 @@ use crate::engine::reference::{self, Bindings, Mode, ReferenceError};
 use crate::engine::render::{self, Rendered};
 use crate::engine::sensitive;
 use crate::engine::sources::{self, LoadedFile, SourceKind, SourceRef, Sources};
-use crate::engine::spec::{COMMON, Precedence, ReferenceMode, Role, Scalar, ToolConfigSpec};
+use crate::engine::spec::{
+    COMMON, Precedence, ReferenceMode, Role, Scalar, SecretsMode, ToolConfigSpec,
+};
 use crate::engine::suggest;
 use crate::engine::validate;
 
@@ -104,6 +106,8 @@ struct Raw<'a> {
     source: String,
     text: String,
     file_secret: Option<(&'a str, &'a str)>,
+    /// Set for values an option contributes only under a condition (`onlyWhen`).
+    only_when: Option<&'a OnlyWhen>,
 }
 
 pub fn evaluate(req: &Request<'_>) -> Evaluation {
@@ -168,6 +172,13 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
         let raws = collect(tool, req.spec, role, &files, &applied, &mut ev.problems);
         let view = resolve(role, raws, &bindings, mode, &mut ev.source_problems);
         ev.views.insert(role, view);
+    }
+
+    choose_one_connection(tool, &mut ev.views, &mut ev.warnings);
+    if req.spec.output().secrets() == SecretsMode::Deferred {
+        for view in ev.views.values_mut() {
+            declare_deferred_providers(view);
+        }
     }
 
     for (&role, view) in &ev.views {
@@ -317,8 +328,21 @@ fn collect<'a>(
             source,
             text,
             file_secret: None,
+            only_when: None,
         })
     };
+    // Values an option contributes carry the option's condition.
+    let push_option =
+        |raws: &mut Vec<Raw<'a>>, option: &'a ToolOption, layer, source: String, text: String| {
+            raws.push(Raw {
+                key: &option.key,
+                layer,
+                source,
+                text,
+                file_secret: None,
+                only_when: option.only_when.as_ref(),
+            })
+        };
 
     for global in applied.iter().filter(|g| g.applies_to_role(role)) {
         for (section, key, value) in role_entries(&global.spec.defaults, role) {
@@ -351,9 +375,9 @@ fn collect<'a>(
                 Applied::ExplicitOverrides | Applied::WhenAbsent
             )
         {
-            push(
+            push_option(
                 &mut raws,
-                &option.key,
+                option,
                 Layer::ToolDefaults,
                 format!("--{} default", option.name),
                 default.clone(),
@@ -375,11 +399,14 @@ fn collect<'a>(
             }
         }
     }
-    let is_before_file = |o: &ToolOption| legacy && o.applied == Applied::BeforeFile;
+    // Legacy: options the tool puts before loading the file, or only when the key is absent,
+    // lose to the file.
+    let is_before_file =
+        |o: &ToolOption| legacy && matches!(o.applied, Applied::BeforeFile | Applied::WhenAbsent);
     for (option, text) in arg_values.iter().filter(|(o, _)| is_before_file(o)) {
-        push(
+        push_option(
             &mut raws,
-            &option.key,
+            option,
             Layer::Args,
             format!("args.{}", option.name),
             text.clone(),
@@ -399,6 +426,7 @@ fn collect<'a>(
                 text: entry.value.clone(),
                 file_secret: (file.kind == SourceKind::Secret)
                     .then_some((file.object.as_str(), file.key.as_str())),
+                only_when: None,
             });
         }
     }
@@ -414,9 +442,9 @@ fn collect<'a>(
     }
 
     for (option, text) in arg_values.iter().filter(|(o, _)| !is_before_file(o)) {
-        push(
+        push_option(
             &mut raws,
-            &option.key,
+            option,
             Layer::Args,
             format!("args.{}", option.name),
             text.clone(),
@@ -452,10 +480,25 @@ fn collect<'a>(
                 .map(|(_, t)| t.clone());
             if let Some(text) = given.or_else(|| option.default.clone()) {
                 let source = format!("--{} (forced by {})", option.name, tool.name);
-                push(&mut raws, &option.key, Layer::ForcedByTool, source, text);
+                push_option(&mut raws, option, Layer::ForcedByTool, source, text);
             }
         }
     }
+    // Drop what a conditional option contributed when its condition does not hold.
+    let holds: Vec<bool> = raws
+        .iter()
+        .map(|raw| {
+            raw.only_when.is_none_or(|condition| {
+                let value = raws
+                    .iter()
+                    .rev()
+                    .find(|r| r.key == condition.key && r.only_when.is_none());
+                condition.holds(value.map(|r| r.text.as_str()))
+            })
+        })
+        .collect();
+    let mut keep = holds.into_iter();
+    raws.retain(|_| keep.next().unwrap_or(true));
     raws
 }
 
@@ -712,4 +755,120 @@ fn shadowed(role: Role, view: &RoleView) -> Vec<Shadowed> {
             })
         })
         .collect()
+}
+
+/// Tools connect through one of `--bootstrap-server` / `--bootstrap-controller`: when both keys are
+/// set, the one from the higher layer is used and the other is left out of the file (the tool
+/// drops it, or the client refuses both), with a warning.
+fn choose_one_connection(
+    tool: &Tool,
+    views: &mut BTreeMap<Role, RoleView>,
+    warnings: &mut Vec<Warning>,
+) {
+    for group in tool.required.iter().filter(|g| g.len() > 1) {
+        let options: Vec<&ToolOption> = group.iter().filter_map(|n| tool.option(n)).collect();
+        if options.len() < 2 {
+            continue;
+        }
+        for (role, view) in views.iter_mut() {
+            let present: Vec<(&ToolOption, Layer, String)> = options
+                .iter()
+                .filter(|o| o.feeds(*role, tool))
+                .filter_map(|o| {
+                    view.file_value(&o.key)
+                        .map(|c| (*o, c.layer, c.source.clone()))
+                })
+                .collect();
+            let Some((chosen, _, chosen_source)) = present
+                .iter()
+                .max_by(|a, b| a.1.cmp(&b.1).then(b.0.name.cmp(&a.0.name)))
+                .cloned()
+            else {
+                continue;
+            };
+            for (dropped, _, source) in present.iter().filter(|(o, _, _)| o.name != chosen.name) {
+                view.keys.remove(&dropped.key);
+                warnings.push(Warning {
+                    key: dropped.key.clone(),
+                    role: Some(*role),
+                    reason: Reason::ConflictingKeys,
+                    message: format!(
+                        "{} connects through one of --{}: {} (from {chosen_source}) is used, so {} (from {source}) is left out",
+                        tool.name,
+                        group.join(" / --"),
+                        chosen.key,
+                        dropped.key
+                    ),
+                });
+            }
+        }
+    }
+}
+
+/// `output.secrets: Deferred` needs Kafka's directory and file config providers; declaring them
+/// here (layer `operator`) makes `explain` show every key the file will hold.
+fn declare_deferred_providers(view: &mut RoleView) {
+    let (mut dir, mut file) = (false, false);
+    for (_, contribution) in view.file_entries() {
+        match &contribution.secret {
+            Some(SecretOrigin::Parts(_)) => dir = true,
+            Some(SecretOrigin::File { .. }) => file = true,
+            None => {}
+        }
+    }
+    if !dir && !file {
+        return;
+    }
+    let mut names: Vec<String> = view
+        .file_value("config.providers")
+        .map(|c| {
+            c.value
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let source = "output.secrets: Deferred";
+    for (used, (name, class)) in [
+        (dir, crate::engine::render::DIRECTORY_PROVIDER),
+        (file, crate::engine::render::FILE_PROVIDER),
+    ] {
+        if !used {
+            continue;
+        }
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+        let class_key = format!("config.providers.{name}.class");
+        if view.file_value(&class_key).is_none() {
+            add_operator_value(view, &class_key, class, source);
+        }
+        view.providers.insert(name.to_string());
+    }
+    let joined = names.join(",");
+    if view
+        .file_value("config.providers")
+        .is_none_or(|c| c.value != joined)
+    {
+        add_operator_value(view, "config.providers", &joined, source);
+    }
+}
+
+fn add_operator_value(view: &mut RoleView, key: &str, value: &str, source: &str) {
+    let provenance = view
+        .keys
+        .entry(key.to_string())
+        .or_insert_with(|| Provenance {
+            key: key.to_string(),
+            chain: Vec::new(),
+        });
+    let at = provenance
+        .chain
+        .iter()
+        .position(|c| c.layer != Layer::ForcedByTool)
+        .unwrap_or(provenance.chain.len());
+    provenance
+        .chain
+        .insert(at, Contribution::new(Layer::Operator, source, value));
 }

@@ -24,6 +24,8 @@ pub enum Layer {
     Args,
     /// 6: `GlobalClientDefaults.spec.enforced`.
     Enforced,
+    /// Keys the operator itself adds (`config.providers` for `output.secrets: Deferred`).
+    Operator,
     /// `Legacy` only: values today's tool forces in code, above everything.
     ForcedByTool,
 }
@@ -38,6 +40,7 @@ impl Layer {
             Layer::Properties => "properties",
             Layer::Args => "args",
             Layer::Enforced => "enforced",
+            Layer::Operator => "operator",
             Layer::ForcedByTool => "forcedByTool",
         }
     }

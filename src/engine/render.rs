@@ -23,11 +23,11 @@ pub const TOOL_ARGS_KEY: &str = "tool.args";
 /// Kubernetes refuses objects over 1 MiB; leave room for metadata.
 pub const MAX_OUTPUT_BYTES: usize = 1_000_000;
 
-const DIRECTORY_PROVIDER: (&str, &str) = (
+pub const DIRECTORY_PROVIDER: (&str, &str) = (
     "dir",
     "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
 );
-const FILE_PROVIDER: (&str, &str) = (
+pub const FILE_PROVIDER: (&str, &str) = (
     "file",
     "org.apache.kafka.common.config.provider.FileConfigProvider",
 );

@@ -25,10 +25,10 @@ pub fn is_password_key(role: Role, key: &str) -> bool {
     if let Some(def) = ConfigCatalogue::get().key(role, key) {
         return def.is_password();
     }
-    PASSWORD_SUFFIXES
-        .iter()
-        .any(|suffix| key == *suffix || key.ends_with(&format!(".{suffix}")))
-        || key.ends_with(".password")
+    PASSWORD_SUFFIXES.iter().any(|suffix| {
+        key.strip_suffix(suffix)
+            .is_some_and(|rest| rest.is_empty() || rest.ends_with('.'))
+    }) || key.ends_with(".password")
 }
 
 /// Whether `value` holds a Kafka config-provider reference (`${dir:/p:k}`) to a declared provider:

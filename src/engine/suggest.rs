@@ -2,29 +2,55 @@
 
 /// The candidate closest to `input` by edit distance, if close enough to be a likely typo.
 pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (input.chars().count() / 4).clamp(2, 6);
-    candidates
-        .into_iter()
-        .map(|c| (edit_distance(input, c), c))
-        .filter(|(d, _)| *d <= limit)
-        .min()
-        .map(|(_, c)| c)
+    let input: Vec<char> = input.chars().collect();
+    let limit = (input.len() / 4).clamp(2, 6);
+    let mut best: Option<(usize, &str)> = None;
+    let mut row = Vec::new();
+    for candidate in candidates {
+        let bound = best.map_or(limit, |(d, _)| d);
+        if let Some(d) = bounded_distance(&input, candidate, bound, &mut row)
+            && best.is_none_or(|(bd, bc)| (d, candidate) < (bd, bc))
+        {
+            best = Some((d, candidate));
+        }
+    }
+    best.map(|(_, c)| c)
 }
 
 /// Levenshtein distance over chars.
 pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
+    let a: Vec<char> = a.chars().collect();
+    bounded_distance(&a, b, usize::MAX, &mut Vec::new()).unwrap_or(usize::MAX)
+}
+
+/// The edit distance when it is at most `bound`, else `None`; stops as soon as a whole row
+/// exceeds the bound, so comparing one key with a catalogue of hundreds stays cheap.
+fn bounded_distance(a: &[char], b: &str, bound: usize, row: &mut Vec<usize>) -> Option<usize> {
+    let b_len = b.chars().count();
+    if a.len().abs_diff(b_len) > bound {
+        return None;
     }
-    previous[b.len()]
+    row.clear();
+    row.extend(0..=b_len);
+    for (i, ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        let mut row_min = row[0];
+        for (j, cb) in b.chars().enumerate() {
+            let above = row[j + 1];
+            let value = (diagonal + usize::from(*ca != cb))
+                .min(above + 1)
+                .min(row[j] + 1);
+            diagonal = above;
+            row[j + 1] = value;
+            row_min = row_min.min(value);
+        }
+        if row_min > bound {
+            return None;
+        }
+    }
+    let distance = row[b_len];
+    (distance <= bound).then_some(distance)
 }
 
 #[cfg(test)]

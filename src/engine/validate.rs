@@ -21,12 +21,28 @@ const OPEN_PREFIXES: &[&str] = &[
     "confluent.",
 ];
 
+/// Keys the consumer refuses under each group protocol (`ConsumerConfig`'s post-processing).
+const CONSUMER_PROTOCOL_ONLY: &[(&str, &[&str])] = &[
+    (
+        "consumer",
+        &[
+            "partition.assignment.strategy",
+            "heartbeat.interval.ms",
+            "session.timeout.ms",
+        ],
+    ),
+    ("classic", &["group.remote.assignor"]),
+];
+
 pub fn check_role(
     role: Role,
     view: &RoleView,
     problems: &mut Vec<Problem>,
     warnings: &mut Vec<Warning>,
 ) {
+    if role == Role::Consumer {
+        check_group_protocol(view, problems);
+    }
     let catalogue = ConfigCatalogue::get();
     let Some(set) = catalogue.set_for(role) else {
         return;
@@ -212,4 +228,26 @@ fn is_class_name(value: &str) -> bool {
                 .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
                 && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
         })
+}
+
+/// Kafka refuses a consumer whose settings belong to the other group protocol (KIP-848).
+fn check_group_protocol(view: &RoleView, problems: &mut Vec<Problem>) {
+    let protocol = view
+        .file_value("group.protocol")
+        .map(|c| c.value.trim().to_ascii_lowercase())
+        .unwrap_or_else(|| "classic".to_string());
+    for (refusing, keys) in CONSUMER_PROTOCOL_ONLY {
+        if protocol != *refusing {
+            continue;
+        }
+        for key in *keys {
+            if let Some(contribution) = view.file_value(key) {
+                problems.push(Problem::new(
+                    Reason::InvalidValue,
+                    contribution.source.clone(),
+                    format!("{key} cannot be set when group.protocol={protocol}: the consumer refuses to start"),
+                ));
+            }
+        }
+    }
 }

@@ -45,6 +45,23 @@ pub struct ToolOption {
     pub removes: Option<String>,
     #[serde(default)]
     pub deprecated: bool,
+    /// The tool uses the option only when another key has a given value.
+    #[serde(default)]
+    pub only_when: Option<OnlyWhen>,
+}
+
+/// A condition on another key's merged value, compared case-insensitively.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnlyWhen {
+    pub key: String,
+    pub value: String,
+}
+
+impl OnlyWhen {
+    pub fn holds(&self, value: Option<&str>) -> bool {
+        value.is_some_and(|v| v.trim().eq_ignore_ascii_case(&self.value))
+    }
 }
 
 impl ToolOption {
