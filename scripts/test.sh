@@ -45,7 +45,7 @@ cargo build --all-targets --locked
 end
 
 begin "unit, property and JDK differential tests"
-cargo test --locked --lib --bins --test jdk_properties --test engine_rules --test examples --test invariants
+cargo test --locked --lib --bins --test jdk_properties --test engine_rules --test examples --test invariants --test typed_validation
 end
 
 begin "catalogue drift"

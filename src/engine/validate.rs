@@ -204,7 +204,27 @@ fn apply(validator: &Validator, value: &str, number: Option<f64>) -> Result<(), 
                 Ok(())
             }
         }
-        Validator::NonNullValidator | Validator::Other => Ok(()),
+        Validator::NonEmptyStringWithoutControlChars => {
+            if value.is_empty() {
+                Err("must not be empty".into())
+            } else if value.chars().any(char::is_control) {
+                Err("must not contain control characters".into())
+            } else {
+                Ok(())
+            }
+        }
+        Validator::ListSize { max_size } => {
+            let items = list_items(value);
+            if items.len() > *max_size {
+                Err(format!(
+                    "may have at most {max_size} entries, not {}",
+                    items.len()
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        Validator::NonNullValidator | Validator::Lambda { .. } | Validator::Other => Ok(()),
         Validator::Composite { validators } => {
             validators.iter().try_for_each(|v| apply(v, value, number))
         }

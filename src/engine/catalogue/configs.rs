@@ -38,6 +38,18 @@ pub enum Validator {
     ValidString {
         values: Vec<String>,
     },
+    /// At most `max_size` list entries.
+    ListSize {
+        #[serde(rename = "maxSize")]
+        max_size: usize,
+    },
+    NonEmptyStringWithoutControlChars,
+    /// A validator Kafka implements as a lambda: only its description is known, so it is not
+    /// checked here (Kafka checks it when the client starts).
+    Lambda {
+        #[serde(default)]
+        description: Option<String>,
+    },
     CaseInsensitiveValidString {
         values: Vec<String>,
     },
