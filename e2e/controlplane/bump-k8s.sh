@@ -13,7 +13,7 @@ K=${1:-}; K=${K#v}
 S="v0.${K#1.}"
 go="$(go_bin)"
 export GOMODCACHE="$GO_CACHE_DIR/mod" GOCACHE="$GO_CACHE_DIR/build" GOFLAGS=-mod=mod
-cd "$CP_DIR/k8s"
+cd "$CP_DIR/k8s" || exit 1
 
 upstream_mod="$("$go" mod download -json "k8s.io/kubernetes@v$K" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')"
 staging=$(awk '$2 == "=>" && $3 ~ /^\.\/staging\// { print $1 }' "$upstream_mod")

@@ -20,6 +20,7 @@ KCM_KUBECONFIG_FILE="$RUN_DIR/kube-controller-manager.kubeconfig"
 # E2E_GO_CACHE_DIR lets a measurement use a scratch cache (cold build) without touching the shared one.
 GO_CACHE_DIR="${E2E_GO_CACHE_DIR:-$REPO_ROOT/.cache/go}"
 
+# shellcheck disable=SC2034 # used by up.sh/down.sh
 COMPONENTS=(etcd kube-apiserver kube-controller-manager)
 
 # Controllers run by kube-controller-manager (names checked against `kube-controller-manager --help`
@@ -39,7 +40,8 @@ go_bin() {
 }
 
 # Version of a module required in a go.mod (first field of a require line).
-mod_version() { awk -v m="$2" '($1 == m || ($1 == "require" && $2 == m)) { v = ($1 == "require") ? $3 : $2 } END { print v }' "$1"; }
+# (Replace lines, "m => m vX", are skipped.)
+mod_version() { awk -v m="$2" '($1 == m && $2 != "=>") || ($1 == "require" && $2 == m) { v = ($1 == "require") ? $3 : $2 } END { print v }' "$1"; }
 
 # ---------------------------------------------------------------- build
 # build_group NAME "bin1 bin2" "pkg1 pkg2" LDFLAGS   (binaries and packages pairwise)
@@ -68,7 +70,8 @@ build_group() {
   fi
   # go build names a binary after the last path element, minus a /vN suffix
   # (go.etcd.io/etcd/server/v3 -> "server"); rename to the wanted names, pairwise.
-  local -a ba=($bins) pa=($pkgs); local i out
+  local -a ba pa; local i out
+  read -ra ba <<<"$bins"; read -ra pa <<<"$pkgs"
   for i in "${!ba[@]}"; do
     out="${pa[i]%/v[0-9]*}"; out="${out##*/}"
     mv -f "$tmp/$out" "$BIN_DIR/${ba[i]}"
@@ -162,6 +165,7 @@ launch() {
   disown 2>/dev/null || true
 }
 
+# shellcheck disable=SC1090 # state.env: ETCD_PORT, ETCD_PEER_PORT, ETCD_METRICS_PORT, APISERVER_PORT, KCM_PORT
 load_state() { [[ -f "$STATE_FILE" ]] || die "no control plane state in $RUN_DIR (run e2e/controlplane/up.sh)"; source "$STATE_FILE"; }
 
 start_etcd() {

@@ -21,7 +21,9 @@ running_pid "$c" >/dev/null || log "$c was not running; starting it"
 
 t0=$(now)
 stop_component "$c"
+t_stop=$(elapsed "$t0"); t1=$(now)
 start_component "$c"
 wait_ready "$c" 120
+t_ready=$(elapsed "$t1"); t1=$(now)
 [[ $c == kube-apiserver ]] || wait_ready kube-apiserver 120
-log "restarted $c (pid $(running_pid "$c")) in $(elapsed "$t0")"
+log "restarted $c (pid $(running_pid "$c")) in $(elapsed "$t0"): stop $t_stop, start until ready $t_ready, apiserver /readyz after $(elapsed "$t1") more"
