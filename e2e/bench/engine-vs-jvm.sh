@@ -5,6 +5,9 @@
 #                                         # writes docs/bench/results.json and docs/BENCHMARKS.md
 #   JVM_WARMUP_S=2 JVM_BATCHES=10 JVM_BATCH_MS=200   # JVM harness knobs (defaults shown)
 #   NO_WRITE=1 e2e/bench/engine-vs-jvm.sh  # measure and print only
+#   RUST_SAMPLE_SIZE=10 e2e/bench/engine-vs-jvm.sh  # criterion --sample-size (min 10); default is
+#                                         # the bench's own 30, which at ~1 s per 5,000-key
+#                                         # evaluate means ~465 iterations, i.e. >10 minutes
 #
 # Inputs: the Rust bench's own generator, `properties_file(n)` from benches/engine.rs, is cut out
 # of that file verbatim, compiled with rustc and made to write $TARGET/bench-inputs/client-N.properties;
@@ -59,7 +62,7 @@ rm -rf "$classes"; mkdir -p "$classes"
 javac -d "$classes" -cp "$cp_jars" "$here/jvm/src/JvmConfigBench.java"
 
 # 3. Engine: the criterion bench, unchanged.
-rust_cmd="cargo bench --bench engine"
+rust_cmd="cargo bench --bench engine${RUST_SAMPLE_SIZE:+ -- --sample-size $RUST_SAMPLE_SIZE}"
 log "running: $rust_cmd"
 started=$(date +%s)
 $rust_cmd >"$work/criterion.log" 2>&1 || { tail -40 "$work/criterion.log" >&2; exit 1; }

@@ -164,8 +164,11 @@ def main():
     w(f"{jvm_cmd}")
     w("```")
     w("")
-    w("Criterion settings are those of `benches/engine.rs` (30 samples, 2 s measurement, 0.5 s "
-      "warm-up); the reported figure is criterion's median point estimate. The JVM harness "
+    nsamp = sorted({c["samples"] for c in crit.values()})
+    w("Criterion settings are those of `benches/engine.rs` (2 s measurement, 0.5 s warm-up; "
+      f"samples per bench in this run: {', '.join(map(str, nsamp))}; the bench's own default is 30, "
+      "`RUST_SAMPLE_SIZE` lowers it because the 5,000-key evaluate takes seconds per iteration); "
+      "the reported figure is criterion's median point estimate. The JVM harness "
       f"(`e2e/bench/jvm/src/JvmConfigBench.java`, plain `javac` against kafka-clients-4.3.1.jar) warms "
       f"each (operation, size) up for {jvm_run['warmup_s']} s of wall time, sizes a batch to "
       f"~{jvm_run['batch_ms']} ms, times {jvm_batches} batches and reports the median batch's ns/op. "
@@ -238,7 +241,7 @@ def main():
                  for n in SIZES]
         w(f"| `{b}` | " + " | ".join(cells) + " |")
     w("")
-    w("Median point estimate (95 % confidence interval of the median), 30 samples each.")
+    w(f"Median point estimate (95 % confidence interval of the median); samples per bench: {', '.join(map(str, nsamp))}.")
     w("")
     w("## JVM medians (same run)")
     w("")
