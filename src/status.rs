@@ -92,6 +92,9 @@ pub struct RolloutStatus {
     pub hash: Option<String>,
 }
 
+/// Status stays small: a config with thousands of unknown keys must not bloat its object.
+pub const MAX_STATUS_WARNINGS: usize = 50;
+
 /// How many revisions `status.history` keeps.
 pub const HISTORY_LIMIT: usize = 10;
 
@@ -300,6 +303,7 @@ pub fn build(
     status.warnings = ev
         .warnings
         .iter()
+        .take(MAX_STATUS_WARNINGS)
         .map(|w| StatusWarning {
             key: w.key.clone(),
             role: w.role,
@@ -307,6 +311,17 @@ pub fn build(
             message: w.message.clone(),
         })
         .collect();
+    if ev.warnings.len() > MAX_STATUS_WARNINGS {
+        status.warnings.push(StatusWarning {
+            key: String::new(),
+            role: None,
+            reason: "MoreWarnings".into(),
+            message: format!(
+                "{} more warnings are not listed; run `kafka-config-operator validate` or `explain` to see all",
+                ev.warnings.len() - MAX_STATUS_WARNINGS
+            ),
+        });
+    }
     status.shadowed = ev
         .shadowed
         .iter()

@@ -6,8 +6,16 @@ pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -
     let limit = (input.len() / 4).clamp(2, 6);
     let mut best: Option<(usize, &str)> = None;
     let mut row = Vec::new();
+    let histogram = char_histogram(input.iter().copied());
     for candidate in candidates {
         let bound = best.map_or(limit, |(d, _)| d);
+        // Each edit changes the character counts by at most 2: a cheap lower bound that skips
+        // most of a catalogue before any dynamic programming.
+        let counts = char_histogram(candidate.chars());
+        let difference: usize = histogram.iter().zip(&counts).map(|(a, b)| a.abs_diff(*b) as usize).sum();
+        if difference.div_ceil(2) > bound {
+            continue;
+        }
         if let Some(d) = bounded_distance(&input, candidate, bound, &mut row)
             && best.is_none_or(|(bd, bc)| (d, candidate) < (bd, bc))
         {
@@ -15,6 +23,14 @@ pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -
         }
     }
     best.map(|(_, c)| c)
+}
+
+fn char_histogram(chars: impl Iterator<Item = char>) -> [u16; 64] {
+    let mut counts = [0u16; 64];
+    for c in chars {
+        counts[(c as usize) % 64] = counts[(c as usize) % 64].saturating_add(1);
+    }
+    counts
 }
 
 /// Levenshtein distance over chars.
