@@ -96,6 +96,8 @@ def main():
     if a.no_write:
         return
 
+    head = sh("git rev-parse --short HEAD")
+    dirty = sh("git status --porcelain -- src benches Cargo.toml Cargo.lock catalogue").splitlines()
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     jvm_batches = jvm_run["batches"]
     results = {}
@@ -113,7 +115,8 @@ def main():
                                             f"engine_{op}_{n}key_speedup_vs_jvm")
         results[prefix_e] = {"value": round(r["engine_ns"], 1), "unit": "ns/op (criterion median)",
                              "n": r["e"]["samples"], "command": rust_cmd,
-                             "bench": f"{r['rust']}/{n}", "measured": when}
+                             "bench": f"{r['rust']}/{n}", "measured": when, "commit": head,
+                             "tree_dirty": bool(dirty)}
         results[prefix_j] = {"value": round(r["jvm_ns"], 1), "unit": "ns/op (median of batches)",
                              "n": jvm_batches, "command": jvm_cmd, "op": r["jvm"], "measured": when}
         results[prefix_s] = {"value": round(r["speedup"], 3),
@@ -155,6 +158,13 @@ def main():
     w("")
     w(f"- rustc: `{sh('rustc --version')}`; JVM: `{jvm_run['java']}`; Kafka clients 4.3.1")
     w(f"- kernel: `{platform.release()}`")
+    w("")
+    w("## Tree")
+    w("")
+    w(f"Engine built from commit `{head}`" + (
+        ", **with uncommitted changes in the working tree** (other engineers edit it concurrently; "
+        "as seen when the report was written): " + ", ".join(f"`{d.split(maxsplit=1)[-1]}`" for d in dirty) + "."
+        if dirty else ", clean working tree for `src`, `benches`, `Cargo.*`, `catalogue`."))
     w("")
     w("## Commands")
     w("")
