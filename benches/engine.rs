@@ -50,6 +50,7 @@ fn spec(n: usize) -> ToolConfigSpec {
             config_map_key_ref: Some(KeyRef {
                 name: "base".into(),
                 key: "client.properties".into(),
+                namespace: None,
                 optional: None,
             }),
             secret_key_ref: None,

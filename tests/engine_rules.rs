@@ -883,3 +883,33 @@ fn explain_shows_the_providers_deferred_secrets_add() {
     assert_eq!(entries[0].value, "dir");
     assert_eq!(entries[0].layer, Layer::Operator);
 }
+
+#[test]
+fn a_reference_to_another_namespace_is_refused_not_ignored() {
+    let ev = eval(&producer(
+        "  configFiles: [{configMapKeyRef: {name: base, key: client.properties, namespace: other}}]\n",
+    ));
+    let problem = ev
+        .source_problems
+        .iter()
+        .find(|p| p.reason == Reason::CrossNamespaceReference)
+        .expect("refused");
+    assert!(
+        problem.field.starts_with("spec.configFiles[0]"),
+        "{}",
+        problem.field
+    );
+    assert!(
+        problem.message.contains("other/base"),
+        "{}",
+        problem.message
+    );
+    let own = eval(&producer(
+        "  configFiles: [{configMapKeyRef: {name: base, key: client.properties, namespace: ns}}]\n",
+    ));
+    assert!(
+        own.is_valid(),
+        "its own namespace may be named: {:?}",
+        own.source_problems
+    );
+}

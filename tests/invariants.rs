@@ -61,7 +61,7 @@ proptest! {
         sources.config_maps.insert("f".into(), SourceData { data: BTreeMap::from([("p".to_string(), file_text.into_bytes())]) });
         let mut spec = base_spec();
         spec.config_files.push(ConfigFileSource {
-            config_map_key_ref: Some(KeyRef { name: "f".into(), key: "p".into(), optional: None }),
+            config_map_key_ref: Some(KeyRef { name: "f".into(), key: "p".into(), namespace: None, optional: None }),
             secret_key_ref: None,
             role: None,
         });
@@ -94,7 +94,7 @@ proptest! {
             value: None,
             value_from: Some(EnvVarSource {
                 config_map_key_ref: None,
-                secret_key_ref: Some(KeyRef { name: "s".into(), key: "pw".into(), optional: None }),
+                secret_key_ref: Some(KeyRef { name: "s".into(), key: "pw".into(), namespace: None, optional: None }),
             }),
         });
         spec.properties.insert(

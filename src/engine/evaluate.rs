@@ -138,11 +138,17 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
 
     let files = sources::load_files(
         req.spec,
+        req.namespace,
         req.sources,
         &mut ev.source_problems,
         &mut ev.warnings,
     );
-    let bindings = sources::bindings(req.spec, req.sources, &mut ev.source_problems);
+    let bindings = sources::bindings(
+        req.spec,
+        req.namespace,
+        req.sources,
+        &mut ev.source_problems,
+    );
 
     let mut applied: Vec<&GlobalDefaults> = Vec::new();
     for global in globals::select(req.globals, &tool.name, req.namespace_labels) {

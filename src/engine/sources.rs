@@ -94,10 +94,25 @@ pub fn referenced_sources(spec: &ToolConfigSpec) -> Vec<SourceRef> {
 /// Fetches one key, or says precisely what is missing. `Ok(None)` for an optional miss.
 fn fetch<'s>(
     sources: &'s dyn Sources,
+    namespace: &str,
     kind: SourceKind,
     key_ref: &KeyRef,
     field: &str,
 ) -> Result<Option<&'s [u8]>, Problem> {
+    if let Some(other) = key_ref.namespace.as_deref()
+        && other != namespace
+    {
+        return Err(Problem::new(
+            Reason::CrossNamespaceReference,
+            field,
+            format!(
+                "{} {}/{} is in another namespace; a KafkaToolConfig in {namespace} can only read its own namespace",
+                kind.as_str(),
+                other,
+                key_ref.name
+            ),
+        ));
+    }
     let object = match kind {
         SourceKind::ConfigMap => sources.config_map(&key_ref.name),
         SourceKind::Secret => sources.secret(&key_ref.name),
@@ -161,6 +176,7 @@ impl LoadedFile {
 /// status names every missing source at once.
 pub fn load_files(
     spec: &ToolConfigSpec,
+    namespace: &str,
     sources: &dyn Sources,
     problems: &mut Vec<Problem>,
     warnings: &mut Vec<Warning>,
@@ -187,7 +203,7 @@ pub fn load_files(
                 continue;
             }
         };
-        let bytes = match fetch(sources, kind, key_ref, &field) {
+        let bytes = match fetch(sources, namespace, kind, key_ref, &field) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => continue,
             Err(problem) => {
@@ -230,6 +246,7 @@ pub fn load_files(
 /// Builds the values `${name}` and `${env.NAME}` resolve to.
 pub fn bindings(
     spec: &ToolConfigSpec,
+    namespace: &str,
     sources: &dyn Sources,
     problems: &mut Vec<Problem>,
 ) -> Bindings {
@@ -272,7 +289,7 @@ pub fn bindings(
                         continue;
                     }
                 };
-                match fetch(sources, kind, key_ref, &field) {
+                match fetch(sources, namespace, kind, key_ref, &field) {
                     Ok(Some(bytes)) => {
                         let Ok(value) = String::from_utf8(bytes.to_vec()) else {
                             problems.push(Problem::new(

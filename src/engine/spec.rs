@@ -157,6 +157,10 @@ pub struct KeyRef {
     pub name: String,
     /// Key inside the object's data.
     pub key: String,
+    /// Only the config's own namespace is allowed; any other is refused
+    /// (`CrossNamespaceReference`) rather than silently ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
     /// When true, a missing object or key is not an error: the source is skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,

@@ -12,7 +12,11 @@ pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -
         // Each edit changes the character counts by at most 2: a cheap lower bound that skips
         // most of a catalogue before any dynamic programming.
         let counts = char_histogram(candidate.chars());
-        let difference: usize = histogram.iter().zip(&counts).map(|(a, b)| a.abs_diff(*b) as usize).sum();
+        let difference: usize = histogram
+            .iter()
+            .zip(&counts)
+            .map(|(a, b)| a.abs_diff(*b) as usize)
+            .sum();
         if difference.div_ceil(2) > bound {
             continue;
         }
