@@ -65,6 +65,7 @@ javac -d "$classes" -cp "$cp_jars" "$here/jvm/src/JvmConfigBench.java"
 rust_cmd="cargo bench --bench engine${RUST_SAMPLE_SIZE:+ -- --sample-size $RUST_SAMPLE_SIZE}"
 log "running: $rust_cmd"
 started=$(date +%s)
+{ git rev-parse --short HEAD; git status --porcelain -- src benches Cargo.toml Cargo.lock catalogue; } >"$work/tree.txt"
 $rust_cmd >"$work/criterion.log" 2>&1 || { tail -40 "$work/criterion.log" >&2; exit 1; }
 # Copy criterion's estimates now, before anyone else's run can overwrite them.
 rm -rf "$work/criterion"; mkdir -p "$work/criterion"
@@ -88,6 +89,6 @@ python3 "$here/jvm/report.py" \
   --criterion "$work/criterion" --jvm "$work/jvm.json" --inputs "$inputs" \
   --rust-cmd "$rust_cmd" \
   --jvm-cmd "java -Xms512m -Xmx512m -cp <classes>:kafka-clients-4.3.1.jar:slf4j-api-1.7.36.jar JvmConfigBench target/bench-inputs ${JVM_WARMUP_S:-2} ${JVM_BATCHES:-10} ${JVM_BATCH_MS:-200}" \
-  --script "e2e/bench/engine-vs-jvm.sh" \
+  --script "e2e/bench/engine-vs-jvm.sh" --tree "$work/tree.txt" \
   ${NO_WRITE:+--no-write} \
   --json docs/bench/results.json --doc docs/BENCHMARKS.md

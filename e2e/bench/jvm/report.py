@@ -19,7 +19,7 @@ SIZES = [20, 200, 5000]
 
 def sh(cmd):
     try:
-        return subprocess.run(cmd, shell=True, capture_output=True, text=True, check=False).stdout.strip()
+        return subprocess.run(cmd, shell=True, capture_output=True, text=True, check=False).stdout.rstrip()
     except OSError:
         return "?"
 
@@ -54,6 +54,7 @@ def main():
     ap.add_argument("--json", required=True)
     ap.add_argument("--doc", required=True)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--tree", help="file: HEAD, then `git status --porcelain` lines, taken before the bench")
     a = ap.parse_args()
 
     crit = {}
@@ -96,8 +97,14 @@ def main():
     if a.no_write:
         return
 
-    head = sh("git rev-parse --short HEAD")
-    dirty = sh("git status --porcelain -- src benches Cargo.toml Cargo.lock catalogue").splitlines()
+    # The tree as the script saw it just before `cargo bench` (others edit it concurrently).
+    if a.tree and os.path.exists(a.tree):
+        with open(a.tree) as f:
+            lines = f.read().splitlines()
+        head, dirty = lines[0], [l for l in lines[1:] if l.strip()]
+    else:
+        head = sh("git rev-parse --short HEAD")
+        dirty = sh("git status --porcelain -- src benches Cargo.toml Cargo.lock catalogue").splitlines()
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     jvm_batches = jvm_run["batches"]
     results = {}
@@ -163,7 +170,7 @@ def main():
     w("")
     w(f"Engine built from commit `{head}`" + (
         ", **with uncommitted changes in the working tree** (other engineers edit it concurrently; "
-        "as seen when the report was written): " + ", ".join(f"`{d.split(maxsplit=1)[-1]}`" for d in dirty) + "."
+        "as seen just before `cargo bench` started): " + ", ".join(f"`{d.split(maxsplit=1)[-1]}`" for d in dirty) + "."
         if dirty else ", clean working tree for `src`, `benches`, `Cargo.*`, `catalogue`."))
     w("")
     w("## Commands")
@@ -213,7 +220,7 @@ def main():
       "`tool.args`, hash the output (sha256) | `Properties.load`, `putAll` of the same n/10 overrides, "
       "`key.serializer`/`value.serializer` set as kafka-console-producer forces them (ProducerConfig "
       "has no default for them; parse throws without), `ProducerConfig.configDef().parse(props)` "
-      "(type conversion + validators of the ~80 producer keys; unknown keys ignored), "
+      "(type conversion + validators of every key ProducerConfig defines, defaults included; unknown keys ignored), "
       "`Properties.store` to a `StringWriter` |")
     w("")
     w("So the end-to-end comparison is **not like for like**: the engine does strictly more "
