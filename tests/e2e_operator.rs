@@ -359,6 +359,65 @@ fn ready_config(cluster: &Cluster, name: &str) -> Result<serde_json::Value, Stri
     Ok(config)
 }
 
+/// The immutable outputs of `config`: hash → ConfigMap name.
+fn immutable_outputs(cluster: &Cluster, config: &str) -> BTreeMap<String, String> {
+    let selector = format!("kafkaconfig.dev/config={config}");
+    let list = cluster
+        .json(&["get", "configmaps", "-n", NS, "-l", &selector])
+        .unwrap_or_default();
+    list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|cm| {
+            Some((
+                annotation(cm, "/metadata/annotations")?,
+                cm["metadata"]["name"].as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// The desired replicas of each ReplicaSet of `app`, by the config hash on its pod template.
+fn replica_sets_by_hash(cluster: &Cluster, app: &str) -> BTreeMap<String, i64> {
+    let selector = format!("app={app}");
+    let list = cluster
+        .json(&["get", "replicasets", "-n", NS, "-l", &selector])
+        .unwrap_or_default();
+    list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|rs| {
+            Some((
+                annotation(rs, "/spec/template/metadata/annotations")?,
+                rs["spec"]["replicas"].as_i64().unwrap_or(1),
+            ))
+        })
+        .collect()
+}
+
+/// Edits imm-client and waits for imm-producer to be Ready on a new hash; returns it.
+fn edit_immutable_source(cluster: &Cluster, linger: u32, previous: &str) -> String {
+    cluster.merge_patch(
+        "configmap",
+        "imm-client",
+        Some(NS),
+        serde_json::json!({"data": {"client.properties": format!("bootstrap.servers=kafka-0.kafka:9092\nlinger.ms={linger}\n")}}),
+    );
+    eventually(
+        "imm-producer on a new hash",
+        Duration::from_secs(20),
+        || {
+            let c = ready_config(cluster, "imm-producer")?;
+            let hash = c["status"]["configHash"].as_str().unwrap_or_default();
+            (hash != previous && c["status"]["rollout"][0]["hash"] == hash)
+                .then(|| hash.to_string())
+                .ok_or(format!("{}", c["status"]))
+        },
+    )
+}
+
 fn setup(cluster: &Cluster) {
     step("installing the CRDs and the operator's RBAC");
     cluster.kubectl(&["apply", "-f", "crds/"]);
@@ -674,6 +733,88 @@ fn operator_end_to_end() {
             .to_string();
         text.contains("linger.ms=40").then_some(()).ok_or(text)
     });
+
+    step("immutable outputs: kept while a rollout target still uses them, then collected");
+    cluster.kubectl(&["apply", "-f", "e2e/operator/fixtures/immutable.yaml"]);
+    let h1 = eventually("imm-producer Ready", Duration::from_secs(30), || {
+        let c = ready_config(&cluster, "imm-producer")?;
+        let hash = c["status"]["configHash"].as_str().ok_or("no hash")?;
+        (c["status"]["rollout"][0]["hash"] == hash)
+            .then(|| hash.to_string())
+            .ok_or(format!("{}", c["status"]))
+    });
+    let first = immutable_outputs(&cluster, "imm-producer");
+    let name1 = first.get(&h1).cloned().expect("the output of h1");
+    assert!(name1.starts_with("imm-producer-"), "{name1}");
+    let cm = cluster
+        .json(&["get", "configmap", &name1, "-n", NS])
+        .expect("h1 output");
+    assert_eq!(cm["immutable"], true, "{cm}");
+    eventually("a ReplicaSet running h1", Duration::from_secs(30), || {
+        let sets = replica_sets_by_hash(&cluster, "imm-api");
+        (sets.get(&h1) == Some(&1))
+            .then_some(())
+            .ok_or(format!("{sets:?}"))
+    });
+    // Paused, the Deployment takes our template edits but keeps the h1 ReplicaSet running.
+    cluster.merge_patch(
+        "deployment",
+        "imm-api",
+        Some(NS),
+        serde_json::json!({"spec": {"paused": true}}),
+    );
+    let h2 = edit_immutable_source(&cluster, 2, &h1);
+    let h3 = edit_immutable_source(&cluster, 3, &h2);
+    let d = cluster
+        .json(&["get", "deployment", "imm-api", "-n", NS])
+        .expect("deployment");
+    assert_eq!(
+        annotation(&d, "/spec/template/metadata/annotations").as_deref(),
+        Some(h3.as_str())
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    let outputs = immutable_outputs(&cluster, "imm-producer");
+    assert!(
+        outputs.contains_key(&h1) && outputs.contains_key(&h2) && outputs.contains_key(&h3),
+        "keep 1, and h1 is still used by a ReplicaSet with replicas: {outputs:?}"
+    );
+    assert_eq!(
+        replica_sets_by_hash(&cluster, "imm-api").get(&h1),
+        Some(&1),
+        "the paused Deployment scaled the h1 ReplicaSet"
+    );
+    let unpaused = Instant::now();
+    cluster.merge_patch(
+        "deployment",
+        "imm-api",
+        Some(NS),
+        serde_json::json!({"spec": {"paused": false}}),
+    );
+    eventually(
+        "the h1 output to be collected once no ReplicaSet runs it",
+        Duration::from_secs(60),
+        || {
+            let outputs = immutable_outputs(&cluster, "imm-producer");
+            if outputs.contains_key(&h1) {
+                return Err(format!("{outputs:?}"));
+            }
+            Ok(())
+        },
+    );
+    let outputs = immutable_outputs(&cluster, "imm-producer");
+    assert_eq!(
+        outputs.len(),
+        2,
+        "the current (h3) and keep 1 (h2): {outputs:?}"
+    );
+    assert!(
+        outputs.contains_key(&h2) && outputs.contains_key(&h3),
+        "{outputs:?}"
+    );
+    println!(
+        "    ok: h1 collected {:?} after the rollout moved on",
+        unpaused.elapsed()
+    );
 
     step("garbage collection after deleting a KafkaToolConfig");
     cluster.kubectl(&["delete", "kafkatoolconfig", "audit-producer", "-n", NS]);

@@ -3,13 +3,14 @@
 //! is server-side apply with the field manager `kafka-config-operator`, so an unchanged world
 //! costs zero writes and other managers' fields are never clobbered.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{ConfigMap, PodTemplateSpec, Secret};
+use k8s_openapi::jiff::Timestamp;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::core::{NamespaceResourceScope, PartialObjectMeta};
+use kube::core::NamespaceResourceScope;
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -184,30 +185,145 @@ where
     Ok(state)
 }
 
-/// With `output.immutable`, deletes our previous outputs beyond the newest `keep`.
+/// An old (not current) immutable output of ours, as seen by [`plan_prune`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OldOutput {
+    pub name: String,
+    /// Its `kafkaconfig.dev/config-hash` annotation.
+    pub hash: Option<String>,
+    pub created: Option<Timestamp>,
+}
+
+/// What [`plan_prune`] decided.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct PrunePlan {
+    /// Beyond the newest `keep` and referenced by no rollout target: delete.
+    pub delete: Vec<String>,
+    /// Beyond the newest `keep` but still referenced: kept until the targets move on.
+    pub held: Vec<String>,
+}
+
+/// Garbage collection of old immutable outputs (pure): the newest `keep` are always kept; an older
+/// one is deleted only when its hash is not in `in_use` (the hashes still carried by a rollout
+/// target's pod template or by a Deployment's ReplicaSet that still has pods).
+pub fn plan_prune(mut old: Vec<OldOutput>, keep: usize, in_use: &BTreeSet<String>) -> PrunePlan {
+    // newest first; the name breaks ties so the choice is deterministic
+    old.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| b.name.cmp(&a.name)));
+    let mut plan = PrunePlan::default();
+    for object in old.into_iter().skip(keep) {
+        if object.hash.as_ref().is_some_and(|h| in_use.contains(h)) {
+            plan.held.push(object.name);
+        } else {
+            plan.delete.push(object.name);
+        }
+    }
+    plan
+}
+
+fn template_hash(template: Option<&PodTemplateSpec>) -> Option<String> {
+    template.and_then(|t| t.metadata.as_ref()).and_then(hash_of)
+}
+
+/// The config hashes the rollout targets still run or may run: each target's pod template and,
+/// for a Deployment, each of its ReplicaSets that still has replicas (desired or actual).
+pub async fn hashes_in_use(
+    client: &Client,
+    namespace: &str,
+    targets: &[RolloutTarget],
+) -> Result<BTreeSet<String>, Error> {
+    let mut in_use = BTreeSet::new();
+    for target in targets {
+        match target.kind {
+            RolloutKind::Deployment => {
+                let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
+                let Some(deployment) = api.get_opt(&target.name).await? else {
+                    continue;
+                };
+                let spec = deployment.spec.as_ref();
+                in_use.extend(template_hash(spec.map(|s| &s.template)));
+                let Some(uid) = deployment.uid() else {
+                    continue;
+                };
+                let selector = spec
+                    .and_then(|s| s.selector.match_labels.as_ref())
+                    .map(|labels| {
+                        labels
+                            .iter()
+                            .map(|(k, v)| format!("{k}={v}"))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    })
+                    .unwrap_or_default();
+                let rs_api: Api<ReplicaSet> = Api::namespaced(client.clone(), namespace);
+                let lp = ListParams::default().labels(&selector);
+                for rs in rs_api.list(&lp).await? {
+                    let desired = rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+                    let actual = rs.status.as_ref().map(|s| s.replicas).unwrap_or(0);
+                    if is_controlled_by(rs.meta(), &uid) && (desired > 0 || actual > 0) {
+                        in_use.extend(template_hash(
+                            rs.spec.as_ref().and_then(|s| s.template.as_ref()),
+                        ));
+                    }
+                }
+            }
+            RolloutKind::StatefulSet => {
+                let api: Api<StatefulSet> = Api::namespaced(client.clone(), namespace);
+                if let Some(s) = api.get_opt(&target.name).await? {
+                    in_use.extend(template_hash(s.spec.as_ref().map(|s| &s.template)));
+                }
+            }
+            RolloutKind::DaemonSet => {
+                let api: Api<DaemonSet> = Api::namespaced(client.clone(), namespace);
+                if let Some(d) = api.get_opt(&target.name).await? {
+                    in_use.extend(template_hash(d.spec.as_ref().map(|s| &s.template)));
+                }
+            }
+        }
+    }
+    Ok(in_use)
+}
+
+/// With `output.immutable`, deletes our previous outputs beyond the newest `keep` that no rollout
+/// target references any more. Returns whether some are held back only because a target still
+/// references them (or that could not be checked), so the caller re-checks soon.
 pub async fn prune_immutable(
     client: &Client,
     metrics: &Metrics,
     owner: &Owner<'_>,
     spec: &ToolConfigSpec,
     current: &str,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let keep = spec.output().keep.unwrap_or(3) as usize;
     let uid = owner.uid.ok_or(Error::MissingField("metadata.uid"))?;
+    let targets = spec
+        .rollout
+        .as_ref()
+        .map(|r| r.targets.as_slice())
+        .unwrap_or(&[]);
+    let in_use = match hashes_in_use(client, owner.namespace, targets).await {
+        Ok(in_use) => in_use,
+        Err(error) => {
+            // Never delete what may still be mounted: skip this round (e.g. no RBAC to list
+            // ReplicaSets) and try again later.
+            tracing::warn!(%error, "cannot tell which immutable outputs the rollout targets still use; not pruning");
+            return Ok(true);
+        }
+    };
     let selector = format!("{CONFIG_LABEL}={}", owner.name);
     let lp = ListParams::default().labels(&selector);
     match spec.output().kind() {
         crate::engine::spec::OutputKind::ConfigMap => {
             let api: Api<ConfigMap> = Api::namespaced(client.clone(), owner.namespace);
-            prune(&api, metrics, "ConfigMap", &lp, uid, current, keep).await
+            prune(&api, metrics, "ConfigMap", &lp, uid, current, keep, &in_use).await
         }
         crate::engine::spec::OutputKind::Secret => {
             let api: Api<Secret> = Api::namespaced(client.clone(), owner.namespace);
-            prune(&api, metrics, "Secret", &lp, uid, current, keep).await
+            prune(&api, metrics, "Secret", &lp, uid, current, keep, &in_use).await
         }
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn prune<K>(
     api: &Api<K>,
     metrics: &Metrics,
@@ -216,11 +332,12 @@ async fn prune<K>(
     uid: &str,
     current: &str,
     keep: usize,
-) -> Result<(), Error>
+    in_use: &BTreeSet<String>,
+) -> Result<bool, Error>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
 {
-    let mut old: Vec<PartialObjectMeta<K>> = api
+    let old: Vec<OldOutput> = api
         .list_metadata(lp)
         .await?
         .items
@@ -228,26 +345,31 @@ where
         .filter(|o| {
             is_controlled_by(&o.metadata, uid) && o.metadata.name.as_deref() != Some(current)
         })
+        .filter_map(|o| {
+            Some(OldOutput {
+                hash: hash_of(&o.metadata),
+                created: o.metadata.creation_timestamp.as_ref().map(|t| t.0),
+                name: o.metadata.name?,
+            })
+        })
         .collect();
-    // newest first
-    old.sort_by(|a, b| {
-        let t = |o: &PartialObjectMeta<K>| o.metadata.creation_timestamp.as_ref().map(|t| t.0);
-        t(b).cmp(&t(a))
-            .then_with(|| b.metadata.name.cmp(&a.metadata.name))
-    });
-    for object in old.iter().skip(keep) {
-        if let Some(name) = &object.metadata.name {
-            match api.delete(name, &DeleteParams::default()).await {
-                Ok(_) => metrics.write("Delete"),
-                Err(kube::Error::Api(s)) if s.is_not_found() => {}
-                Err(e) => {
-                    tracing::warn!(%kind, %name, error = %e, "cannot delete an old immutable output")
-                }
+    let plan = plan_prune(old, keep, in_use);
+    for name in &plan.held {
+        tracing::debug!(%kind, %name, "old immutable output still used by a rollout target; kept");
+    }
+    for name in &plan.delete {
+        match api.delete(name, &DeleteParams::default()).await {
+            Ok(_) => {
+                metrics.write("Delete");
+                tracing::info!(%kind, %name, "deleted an old immutable output");
             }
-            tracing::info!(%kind, %name, "deleted an old immutable output");
+            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            Err(e) => {
+                tracing::warn!(%kind, %name, error = %e, "cannot delete an old immutable output")
+            }
         }
     }
-    Ok(())
+    Ok(!plan.held.is_empty())
 }
 
 /// Sets the hash annotation on each target's pod template when it differs, and reports what each
@@ -359,4 +481,70 @@ pub fn status_changed(
     next: &KafkaToolConfigStatus,
 ) -> bool {
     previous != Some(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn old(name: &str, hash: &str, secs: i64) -> OldOutput {
+        OldOutput {
+            name: name.to_string(),
+            hash: Some(hash.to_string()),
+            created: Some(Timestamp::from_second(secs).expect("valid timestamp")),
+        }
+    }
+
+    fn set(hashes: &[&str]) -> BTreeSet<String> {
+        hashes.iter().map(|h| h.to_string()).collect()
+    }
+
+    #[test]
+    fn keeps_the_newest_and_deletes_unused_older_ones() {
+        let plan = plan_prune(
+            vec![
+                old("c-1", "h1", 1),
+                old("c-3", "h3", 3),
+                old("c-2", "h2", 2),
+            ],
+            1,
+            &set(&[]),
+        );
+        assert_eq!(plan.delete, vec!["c-2", "c-1"]);
+        assert!(plan.held.is_empty());
+    }
+
+    #[test]
+    fn never_deletes_a_hash_a_target_still_uses() {
+        let plan = plan_prune(
+            vec![
+                old("c-1", "h1", 1),
+                old("c-2", "h2", 2),
+                old("c-3", "h3", 3),
+            ],
+            1,
+            &set(&["h1"]),
+        );
+        assert_eq!(plan.delete, vec!["c-2"]);
+        assert_eq!(plan.held, vec!["c-1"]);
+        // keep 0: even the newest old one goes once unused
+        let plan = plan_prune(vec![old("c-1", "h1", 1)], 0, &set(&[]));
+        assert_eq!(plan.delete, vec!["c-1"]);
+        let plan = plan_prune(vec![old("c-1", "h1", 1)], 0, &set(&["h1"]));
+        assert_eq!(plan.held, vec!["c-1"]);
+        assert!(plan.delete.is_empty());
+    }
+
+    #[test]
+    fn within_keep_nothing_is_deleted_and_missing_hashes_are_unused() {
+        let plan = plan_prune(vec![old("c-1", "h1", 1), old("c-2", "h2", 2)], 3, &set(&[]));
+        assert_eq!(plan, PrunePlan::default());
+        let mut unannotated = old("c-0", "", 0);
+        unannotated.hash = None;
+        let plan = plan_prune(vec![unannotated, old("c-1", "h1", 1)], 1, &set(&["h1"]));
+        assert_eq!(plan.delete, vec!["c-0"]);
+        // same timestamp: the name decides, deterministically
+        let plan = plan_prune(vec![old("c-a", "ha", 5), old("c-b", "hb", 5)], 1, &set(&[]));
+        assert_eq!(plan.delete, vec!["c-a"]);
+    }
 }

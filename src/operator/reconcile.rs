@@ -26,6 +26,9 @@ use crate::status::{self, KafkaToolConfigStatus, Live, READY};
 const RESYNC: Duration = Duration::from_secs(600);
 /// An output held by someone else: check again now and then, the owner may clean up.
 const CONFLICT_RETRY: Duration = Duration::from_secs(60);
+/// Old immutable outputs still used by a rollout target: check again soon whether it moved on
+/// (ReplicaSets are not watched).
+const GC_RETRY: Duration = Duration::from_secs(20);
 
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
@@ -179,6 +182,7 @@ async fn reconcile_inner(
     };
     let mut wrote_output = None;
     let mut previous_files = None;
+    let mut prune_current = None;
     if let Some(rendered) = &ev.rendered {
         let state = apply::ensure_output(
             &ctx.client,
@@ -203,8 +207,7 @@ async fn reconcile_inner(
                 ));
             }
             if spec.output().immutable == Some(true) {
-                let current = crate::output::output_name(spec, rendered);
-                apply::prune_immutable(&ctx.client, &ctx.metrics, &owner, spec, &current).await?;
+                prune_current = Some(crate::output::output_name(spec, rendered));
             }
         }
     }
@@ -219,6 +222,13 @@ async fn reconcile_inner(
             Some(apply::roll_out(&ctx.client, &ctx.metrics, namespace, targets, hash).await?)
         }
         _ => None,
+    };
+    // After the rollout, so what the targets carry now decides which old outputs are still used.
+    let gc_pending = match &prune_current {
+        Some(current) => {
+            apply::prune_immutable(&ctx.client, &ctx.metrics, &owner, spec, current).await?
+        }
+        None => false,
     };
 
     let now = now();
@@ -256,6 +266,8 @@ async fn reconcile_inner(
 
     let action = if live.write_failure.is_some() {
         CONFLICT_RETRY
+    } else if gc_pending {
+        GC_RETRY
     } else if ev.rendered.is_some() {
         RESYNC
     } else {
