@@ -21,6 +21,9 @@ const OPEN_PREFIXES: &[&str] = &[
     "confluent.",
 ];
 
+/// How many unknown keys per role get a did-you-mean.
+const MAX_SUGGESTIONS: usize = 20;
+
 /// Keys the consumer refuses under each group protocol (`ConsumerConfig`'s post-processing).
 const CONSUMER_PROTOCOL_ONLY: &[(&str, &[&str])] = &[
     (
@@ -47,10 +50,19 @@ pub fn check_role(
     let Some(set) = catalogue.set_for(role) else {
         return;
     };
+    let mut suggestions_left = MAX_SUGGESTIONS;
     for (key, contribution) in view.file_entries() {
         let Some(def) = set.keys.get(key) else {
             if role != Role::MirrorMaker && !OPEN_PREFIXES.iter().any(|p| key.starts_with(p)) {
-                let hint = suggest::closest(key, set.keys.keys().map(String::as_str))
+                // A config with many custom keys (interceptors, plugins) is deliberate, not a
+                // typo: suggestions stop after a few, which keeps large configs cheap to check.
+                let suggestion = if suggestions_left > 0 {
+                    suggestions_left -= 1;
+                    suggest::closest(key, set.keys.keys().map(String::as_str))
+                } else {
+                    None
+                };
+                let hint = suggestion
                     .map(|s| format!("did you mean {s}?"))
                     .unwrap_or_else(|| {
                         format!("the {role} client does not define it; Kafka ignores it")
