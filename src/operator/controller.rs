@@ -18,10 +18,13 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, Stream, StreamExt};
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kube::api::Api;
-use kube::core::{NamespaceResourceScope, PartialObjectMeta};
+use kube::core::error_boundary::InvalidObject;
+use kube::core::{DeserializeGuard, NamespaceResourceScope, PartialObjectMeta};
 use kube::runtime::controller::{Config as ControllerConfig, Controller};
+use kube::runtime::events::{Event, EventType};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, watcher};
 use kube::runtime::{WatchStreamExt, predicates};
@@ -31,7 +34,7 @@ use tracing::{debug, error, info, warn};
 
 use crate::engine::sources::SourceKind;
 use crate::operator::context::{Context, Synced, lock};
-use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
+use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig, KafkaToolConfigSpec};
 use crate::operator::globals;
 use crate::operator::health;
 use crate::operator::leader::{self, Attempt, LeaseLock};
@@ -344,11 +347,26 @@ fn controller(
     triggers: UnboundedReceiver<ObjectRef<KafkaToolConfig>>,
     reconcile_all: UnboundedReceiver<()>,
 ) -> BoxFuture<'static, ()> {
+    let report_ctx = ctx.clone();
     let primary = watcher(
-        scoped::<KafkaToolConfig>(client, scope),
+        scoped::<DeserializeGuard<KafkaToolConfig>>(client, scope),
         watcher::Config::default(),
     )
     .default_backoff()
+    .filter_map(move |event| {
+        let ctx = report_ctx.clone();
+        async move {
+            let mut invalid = Vec::new();
+            let event = match event {
+                Ok(event) => unguard(event, &mut invalid).map(Ok),
+                Err(error) => Some(Err(error)),
+            };
+            for object in invalid {
+                report_invalid(&ctx, object).await;
+            }
+            event
+        }
+    })
     .modify(strip)
     .reflect(writer)
     .inspect(mark_on_init_done(synced))
@@ -415,6 +433,80 @@ fn controller(
         })
         .map(move |()| warn!(scope = %scope_name, "controller stream ended"))
         .boxed()
+}
+
+fn placeholder(metadata: kube::core::ObjectMeta) -> KafkaToolConfig {
+    KafkaToolConfig {
+        metadata,
+        spec: KafkaToolConfigSpec {
+            config: Default::default(),
+        },
+        status: None,
+    }
+}
+
+/// Isolates a KafkaToolConfig that does not deserialize into our types (e.g. stored under a
+/// looser or older schema): without the guard one such object fails the whole list and stalls
+/// every config of the scope. It is collected in `invalid` (to report) and leaves the cache (a
+/// `Delete`), so nothing reconciles a stale spec; every other config keeps reconciling.
+fn unguard(
+    event: watcher::Event<DeserializeGuard<KafkaToolConfig>>,
+    invalid: &mut Vec<InvalidObject>,
+) -> Option<watcher::Event<KafkaToolConfig>> {
+    use watcher::Event as E;
+    match event {
+        E::Init => Some(E::Init),
+        E::InitDone => Some(E::InitDone),
+        E::InitApply(DeserializeGuard(Ok(k))) => Some(E::InitApply(k)),
+        E::InitApply(DeserializeGuard(Err(bad))) => {
+            invalid.push(bad);
+            None
+        }
+        E::Apply(DeserializeGuard(Ok(k))) => Some(E::Apply(k)),
+        E::Apply(DeserializeGuard(Err(bad))) => {
+            let metadata = bad.metadata.clone();
+            invalid.push(bad);
+            Some(E::Delete(placeholder(metadata)))
+        }
+        E::Delete(DeserializeGuard(Ok(k))) => Some(E::Delete(k)),
+        E::Delete(DeserializeGuard(Err(bad))) => Some(E::Delete(placeholder(bad.metadata))),
+    }
+}
+
+/// A log line and (on the leader) a Warning Event naming the object. The deserializer's message is
+/// not repeated: it may quote a value of the spec, and values never go to logs or events.
+async fn report_invalid(ctx: &Context, object: InvalidObject) {
+    let meta = object.metadata;
+    let namespace = meta.namespace.clone().unwrap_or_default();
+    let name = meta.name.clone().unwrap_or_default();
+    warn!(%namespace, %name, "KafkaToolConfig does not match the operator's types; skipped until it is fixed");
+    if !ctx.is_leader() {
+        return;
+    }
+    let reference = ObjectReference {
+        api_version: Some(KafkaToolConfig::api_version(&()).into_owned()),
+        kind: Some(KafkaToolConfig::kind(&()).into_owned()),
+        name: meta.name,
+        namespace: meta.namespace,
+        uid: meta.uid,
+        resource_version: meta.resource_version,
+        ..ObjectReference::default()
+    };
+    let event = Event {
+        type_: EventType::Warning,
+        reason: "InvalidSpec".into(),
+        note: Some(
+            "this KafkaToolConfig does not match the operator's types (check it with \
+             `kafka-config-operator validate`); it is skipped until fixed"
+                .into(),
+        ),
+        action: "Decode".into(),
+        secondary: None,
+    };
+    match ctx.recorder.publish(&event, &reference).await {
+        Ok(()) => ctx.metrics.write("Event"),
+        Err(e) => warn!(error = %e, "cannot publish an event"),
+    }
 }
 
 /// Campaigns for the Lease until leadership is lost (then returns the reason).
@@ -491,5 +583,48 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = ctrl_c.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard(spec: serde_json::Value) -> DeserializeGuard<KafkaToolConfig> {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "kafkaconfig.dev/v1alpha1",
+            "kind": "KafkaToolConfig",
+            "metadata": {"name": "c", "namespace": "ns"},
+            "spec": spec,
+        }))
+        .expect("metadata deserializes")
+    }
+
+    #[test]
+    fn an_invalid_config_is_reported_and_leaves_the_cache() {
+        let good = serde_json::json!({"tool": "kafka-console-producer"});
+        let bad = serde_json::json!({"tool": 42, "rollout": "sometimes"});
+        let mut invalid = Vec::new();
+        assert!(matches!(
+            unguard(watcher::Event::InitApply(guard(good.clone())), &mut invalid),
+            Some(watcher::Event::InitApply(k)) if k.name_any() == "c"
+        ));
+        assert!(invalid.is_empty());
+        assert!(unguard(watcher::Event::InitApply(guard(bad.clone())), &mut invalid).is_none());
+        assert_eq!(invalid.len(), 1);
+        assert!(matches!(
+            unguard(watcher::Event::Apply(guard(bad.clone())), &mut invalid),
+            Some(watcher::Event::Delete(k)) if k.name_any() == "c" && k.namespace().as_deref() == Some("ns")
+        ));
+        assert_eq!(invalid.len(), 2);
+        assert!(matches!(
+            unguard(watcher::Event::Delete(guard(bad)), &mut invalid),
+            Some(watcher::Event::Delete(_))
+        ));
+        assert_eq!(invalid.len(), 2, "a deletion is not reported");
+        assert!(matches!(
+            unguard(watcher::Event::Apply(guard(good)), &mut invalid),
+            Some(watcher::Event::Apply(_))
+        ));
     }
 }
