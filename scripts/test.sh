@@ -45,7 +45,7 @@ cargo build --all-targets --locked
 end
 
 begin "unit, property and JDK differential tests"
-cargo test --locked --lib --bins --test jdk_properties --test engine_rules --test examples --test invariants --test typed_validation
+cargo test --locked --lib --bins --test jdk_properties --test engine_rules --test examples --test invariants --test typed_validation --test bad_input
 end
 
 begin "catalogue drift"

@@ -128,8 +128,32 @@ pub fn render_text(workspace: &Workspace, format: RenderFormat, report: bool) ->
     let mut objects = Vec::new();
     let mut property_files = String::new();
     let mut all_valid = true;
+    let mut written: std::collections::BTreeMap<(String, String), String> = Default::default();
     for config in &workspace.configs {
         let ev = evaluate_manifest(workspace, config);
+        if let Some(rendered) = &ev.rendered {
+            // Two configs writing one object: the operator gives the second OutputConflict.
+            let target = (
+                config.namespace.clone(),
+                output::output_name(&config.spec, rendered),
+            );
+            if let Some(owner) = written.get(&target) {
+                all_valid = false;
+                if report {
+                    eprintln!(
+                        "KafkaToolConfig {}/{} ({}): OutputConflict: {} {}/{} is already written by KafkaToolConfig {owner}",
+                        config.namespace,
+                        config.metadata.name,
+                        config.origin,
+                        rendered.kind_str(),
+                        target.0,
+                        target.1
+                    );
+                }
+                continue;
+            }
+            written.insert(target, config.metadata.name.clone());
+        }
         let Some(rendered) = &ev.rendered else {
             all_valid = false;
             if report {

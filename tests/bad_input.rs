@@ -4,8 +4,6 @@
 //! else: a well-formed KafkaToolConfig evaluated next to the bad one in the same namespace renders
 //! byte for byte as it does alone.
 //!
-//! Cases the engine does not handle yet are `#[ignore = "BUG …"]` tests that FAIL until fixed:
-//! run them with `cargo test --test bad_input -- --ignored`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -100,7 +98,11 @@ fn good_alone() -> Evaluation {
 fn assert_good_untouched(ws: &Workspace) {
     let alone = good_alone();
     let beside = evaluate_named(ws, "good");
-    assert!(beside.is_valid(), "good config broken: {:?}", problems(&beside));
+    assert!(
+        beside.is_valid(),
+        "good config broken: {:?}",
+        problems(&beside)
+    );
     assert_eq!(
         alone.rendered.as_ref().map(|r| (&r.files, &r.hash)),
         beside.rendered.as_ref().map(|r| (&r.files, &r.hash)),
@@ -189,7 +191,10 @@ fn cases() -> Vec<Case> {
             expect: Expect::Renders {
                 warning: None,
                 check: |ev| {
-                    assert_eq!(rendered_file(ev, "producer.properties")["custom.esc"], "qz\\")
+                    assert_eq!(
+                        rendered_file(ev, "producer.properties")["custom.esc"],
+                        "qz\\"
+                    )
                 },
             },
         },
@@ -205,7 +210,10 @@ fn cases() -> Vec<Case> {
             expect: Expect::Renders {
                 warning: None,
                 check: |ev| {
-                    assert_eq!(rendered_file(ev, "producer.properties")["custom.end"], "value")
+                    assert_eq!(
+                        rendered_file(ev, "producer.properties")["custom.end"],
+                        "value"
+                    )
                 },
             },
         },
@@ -220,9 +228,15 @@ fn cases() -> Vec<Case> {
                 ]
             },
             expect: Expect::Renders {
-                warning: Some((Reason::NonAsciiInFile, &["ConfigMap bin/client.properties", "ISO-8859-1"])),
+                warning: Some((
+                    Reason::NonAsciiInFile,
+                    &["ConfigMap bin/client.properties", "ISO-8859-1"],
+                )),
                 check: |ev| {
-                    assert_eq!(rendered_file(ev, "producer.properties")["custom.latin"], "caf\u{e9}\u{ff}");
+                    assert_eq!(
+                        rendered_file(ev, "producer.properties")["custom.latin"],
+                        "caf\u{e9}\u{ff}"
+                    );
                     let raw = &ev.rendered.as_ref().expect("rendered").files["producer.properties"];
                     assert!(raw.contains("caf\\u00E9\\u00FF"), "{raw}");
                 },
@@ -248,7 +262,11 @@ fn cases() -> Vec<Case> {
                 vec!["apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bin, namespace: ns}\nbinaryData:\n  client.properties: '***not base64***'\n".into()]
             },
             expect: Expect::ManifestError {
-                needles: &["bad.yaml", "ConfigMap bin", "binaryData.client.properties is not base64"],
+                needles: &[
+                    "bad.yaml",
+                    "ConfigMap bin",
+                    "binaryData.client.properties is not base64",
+                ],
             },
         },
         Case {
@@ -262,7 +280,10 @@ fn cases() -> Vec<Case> {
             expect: Expect::Problem {
                 reason: Reason::UnresolvedReference,
                 field: "properties.producer",
-                needles: &["custom.deep: reference", "spec.env or spec.systemProperties"],
+                needles: &[
+                    "custom.deep: reference",
+                    "spec.env or spec.systemProperties",
+                ],
             },
         },
         Case {
@@ -306,7 +327,10 @@ fn cases() -> Vec<Case> {
             expect: Expect::Renders {
                 warning: None,
                 check: |ev| {
-                    assert_eq!(rendered_file(ev, "producer.properties")["custom.loop"], "${loop}")
+                    assert_eq!(
+                        rendered_file(ev, "producer.properties")["custom.loop"],
+                        "${loop}"
+                    )
                 },
             },
         },
@@ -318,7 +342,10 @@ fn cases() -> Vec<Case> {
             expect: Expect::Problem {
                 reason: Reason::UnknownTool,
                 field: "spec.tool",
-                needles: &["\"kafka-console-produce\"", "did you mean kafka-console-producer"],
+                needles: &[
+                    "\"kafka-console-produce\"",
+                    "did you mean kafka-console-producer",
+                ],
             },
         },
         Case {
@@ -336,7 +363,11 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "unknown properties section",
-            docs: || vec![bad_client("  properties: {wizard: {a: b}, producer: {bootstrap.servers: k:9092}}\n")],
+            docs: || {
+                vec![bad_client(
+                    "  properties: {wizard: {a: b}, producer: {bootstrap.servers: k:9092}}\n",
+                )]
+            },
             expect: Expect::Problem {
                 reason: Reason::UnknownRole,
                 field: "spec.properties.wizard",
@@ -364,7 +395,10 @@ fn cases() -> Vec<Case> {
                 check: |ev| {
                     let file = rendered_file(ev, "producer.properties");
                     assert_eq!(file["custom.a\nsasl.jaas.config"], "x");
-                    assert_eq!(file["custom.b"], "v\nssl.truststore.location=/evil\r\nacks=0");
+                    assert_eq!(
+                        file["custom.b"],
+                        "v\nssl.truststore.location=/evil\r\nacks=0"
+                    );
                     assert!(!file.contains_key("sasl.jaas.config"));
                     assert!(!file.contains_key("ssl.truststore.location"));
                     assert!(!file.contains_key("acks"));
@@ -387,7 +421,11 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "missing ConfigMap",
-            docs: || vec![bad_client("  configFiles: [{configMapKeyRef: {name: nope, key: k}}]\n")],
+            docs: || {
+                vec![bad_client(
+                    "  configFiles: [{configMapKeyRef: {name: nope, key: k}}]\n",
+                )]
+            },
             expect: Expect::Problem {
                 reason: Reason::ConfigMapNotFound,
                 field: "spec.configFiles[0].configMapKeyRef",
@@ -406,14 +444,25 @@ fn check_case(case: &Case) {
     match (&case.expect, ws) {
         (Expect::ManifestError { needles }, Err(message)) => {
             for needle in *needles {
-                assert!(message.contains(needle), "{}: {message:?} lacks {needle:?}", case.name);
+                assert!(
+                    message.contains(needle),
+                    "{}: {message:?} lacks {needle:?}",
+                    case.name
+                );
             }
             // The manifest error stops the file; the good config still renders from its own file.
             assert!(good_alone().is_valid());
         }
         (Expect::ManifestError { .. }, Ok(_)) => panic!("{}: manifest was accepted", case.name),
         (_, Err(message)) => panic!("{}: manifest refused: {message}", case.name),
-        (Expect::Problem { reason, field, needles }, Ok(ws)) => {
+        (
+            Expect::Problem {
+                reason,
+                field,
+                needles,
+            },
+            Ok(ws),
+        ) => {
             let ev = evaluate_named(&ws, "bad");
             assert!(ev.rendered.is_none(), "{}: rendered anyway", case.name);
             let found = ev
@@ -432,8 +481,7 @@ fn check_case(case: &Case) {
                     short(&found.message)
                 );
             }
-            // The size of the message is checked by `condition_messages_are_bounded` (ignored:
-            // a known bug).
+            // The size of the message is checked by `condition_messages_are_bounded`.
             assert_good_untouched(&ws);
         }
         (Expect::Renders { warning, check }, Ok(ws)) => {
@@ -443,8 +491,18 @@ fn check_case(case: &Case) {
                 let w = ev
                     .warnings
                     .iter()
-                    .find(|w| w.reason == *reason && needles.iter().all(|n| w.message.contains(n) || w.key.contains(n)))
-                    .unwrap_or_else(|| panic!("{}: no {reason} warning with {needles:?}: {:?}", case.name, ev.warnings));
+                    .find(|w| {
+                        w.reason == *reason
+                            && needles
+                                .iter()
+                                .all(|n| w.message.contains(n) || w.key.contains(n))
+                    })
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "{}: no {reason} warning with {needles:?}: {:?}",
+                            case.name, ev.warnings
+                        )
+                    });
                 let _ = w;
             }
             check(&ev);
@@ -470,12 +528,16 @@ fn with_big_file(bytes: Vec<u8>) -> Workspace {
         &bad_client("  configFiles: [{configMapKeyRef: {name: big, key: client.properties}}]\n"),
     ])
     .expect("parses");
-    ws.sources.entry("ns".into()).or_default().config_maps.insert(
-        "big".into(),
-        SourceData {
-            data: BTreeMap::from([("client.properties".to_string(), bytes)]),
-        },
-    );
+    ws.sources
+        .entry("ns".into())
+        .or_default()
+        .config_maps
+        .insert(
+            "big".into(),
+            SourceData {
+                data: BTreeMap::from([("client.properties".to_string(), bytes)]),
+            },
+        );
     ws
 }
 
@@ -510,7 +572,10 @@ fn one_mib_source_of_keys_is_output_too_large() {
     let ws = with_big_file(text.into_bytes());
     let started = Instant::now();
     let ev = evaluate_named(&ws, "bad");
-    eprintln!("1 MiB source of {i} keys: evaluated in {:?}", started.elapsed());
+    eprintln!(
+        "1 MiB source of {i} keys: evaluated in {:?}",
+        started.elapsed()
+    );
     let problem = ev
         .problems
         .iter()
@@ -553,7 +618,6 @@ fn hundred_thousand_keys_evaluate() {
 /// keep it well under 1 MiB). Today every unknown key is one warning, so a file of 100,000
 /// unknown keys gives 100,000 warnings (about 10 MB of status) and the status write fails.
 #[test]
-#[ignore = "BUG (reported): status.warnings is unbounded; fails until fixed"]
 fn status_stays_under_the_object_limit() {
     let mut text = String::from("bootstrap.servers=k:9092\n");
     for i in 0..100_000 {
@@ -585,7 +649,11 @@ fn nested_references_in_a_config_file() {
         problem.message.len()
     );
     assert_eq!(problem.field, "configFiles[0] big/client.properties:2");
-    assert!(problem.message.starts_with("custom.deep: reference"), "{}", short(&problem.message));
+    assert!(
+        problem.message.starts_with("custom.deep: reference"),
+        "{}",
+        short(&problem.message)
+    );
     assert!(ev.rendered.is_none());
     assert_good_untouched(&ws);
 }
@@ -594,7 +662,6 @@ fn nested_references_in_a_config_file() {
 /// 1.5 MiB): it must stay short whatever the input. Today an unresolved reference echoes its
 /// whole body, so a 100 kB value gives a 200 kB message.
 #[test]
-#[ignore = "BUG (reported): UnresolvedReference message echoes the whole reference; fails until fixed"]
 fn condition_messages_are_bounded() {
     let deep = format!("{}x{}", "${".repeat(50_000), "}".repeat(50_000));
     let ws = workspace(&[&bad_client(&format!(
@@ -615,63 +682,32 @@ fn condition_messages_are_bounded() {
     );
 }
 
-/// Two KafkaToolConfigs writing the same output name in one namespace. What happens today: the
-/// engine evaluates each alone, so both are Valid and `render` prints two ConfigMaps with the same
-/// name (the second would overwrite the first with `kubectl apply`); in the cluster the operator
-/// gives the one that loses the race `OutputConflict` at write time (see src/operator/apply.rs).
 #[test]
-fn output_name_collision_current_behaviour() {
-    let other = "apiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {name: other, namespace: ns}\nspec:\n  tool: client\n  roles: [consumer]\n  properties: {consumer: {bootstrap.servers: k:9092, group.id: g}}\n  output: {name: good-kafka}\n";
-    let ws = workspace(&[GOOD, other]).expect("parses");
-    assert!(evaluate_named(&ws, "good").is_valid());
-    assert!(evaluate_named(&ws, "other").is_valid());
-    let (json, all_valid) = render_text(&ws, RenderFormat::Json, false);
-    let objects: Vec<serde_json::Value> = serde_json::from_str(&json).expect("json");
-    let names: Vec<&str> = objects
-        .iter()
-        .filter_map(|o| o["metadata"]["name"].as_str())
-        .collect();
-    eprintln!("collision: render prints {names:?}, all_valid={all_valid}");
-    assert_eq!(names, ["good-kafka", "good-kafka"]);
-}
-
-#[test]
-#[ignore = "BUG (reported): two KafkaToolConfigs with one output name both render; fails until fixed"]
 fn output_name_collision_is_reported() {
     let other = "apiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {name: other, namespace: ns}\nspec:\n  tool: client\n  roles: [consumer]\n  properties: {consumer: {bootstrap.servers: k:9092, group.id: g}}\n  output: {name: good-kafka}\n";
     let ws = workspace(&[GOOD, other]).expect("parses");
     let (json, all_valid) = render_text(&ws, RenderFormat::Json, false);
     let objects: Vec<serde_json::Value> = serde_json::from_str(&json).expect("json");
-    assert!(!all_valid, "render must exit 1 when two configs write ConfigMap ns/good-kafka");
-    assert_eq!(objects.len(), 1, "at most one object per (kind, namespace, name)");
-}
-
-/// A reference to another namespace. KeyRef has no `namespace` field and unknown fields are
-/// ignored, so the reference silently becomes one to the config's own namespace.
-#[test]
-fn cross_namespace_reference_current_behaviour() {
-    let docs = [
-        GOOD,
-        "apiVersion: v1\nkind: Secret\nmetadata: {name: shared, namespace: other}\nstringData: {pw: from-other-namespace}\n",
-        &bad_client("  configFiles: [{secretKeyRef: {name: shared, key: pw, namespace: other}}]\n  properties: {producer: {bootstrap.servers: k:9092}}\n"),
-    ];
-    let ws = workspace(&docs).expect("parses");
-    let ev = evaluate_named(&ws, "bad");
-    eprintln!("cross-namespace: {:?}", problems(&ev));
-    let p = ev.source_problems.first().expect("a problem");
-    assert_eq!(p.reason, Reason::SecretNotFound);
-    assert!(p.message.contains("Secret shared does not exist in this namespace"));
-    assert_good_untouched(&ws);
+    assert!(
+        !all_valid,
+        "render must exit 1 when two configs write ConfigMap ns/good-kafka"
+    );
+    assert_eq!(
+        objects.len(),
+        1,
+        "at most one object per (kind, namespace, name)"
+    );
 }
 
 #[test]
-#[ignore = "BUG (reported): a namespace in a key ref is silently ignored; fails until fixed"]
 fn cross_namespace_reference_is_reported() {
     let docs = [
         // Same name in the config's own namespace: today the reference silently reads this one.
         "apiVersion: v1\nkind: Secret\nmetadata: {name: shared, namespace: ns}\nstringData: {pw: 'own=namespace'}\n",
         "apiVersion: v1\nkind: Secret\nmetadata: {name: shared, namespace: other}\nstringData: {pw: 'other=namespace'}\n",
-        &bad_client("  configFiles: [{secretKeyRef: {name: shared, key: pw, namespace: other}}]\n  properties: {producer: {bootstrap.servers: k:9092}}\n  output: {kind: Secret}\n"),
+        &bad_client(
+            "  configFiles: [{secretKeyRef: {name: shared, key: pw, namespace: other}}]\n  properties: {producer: {bootstrap.servers: k:9092}}\n  output: {kind: Secret}\n",
+        ),
     ];
     let ws = workspace(&docs).expect("parses");
     let ev = evaluate_named(&ws, "bad");
@@ -680,7 +716,13 @@ fn cross_namespace_reference_is_reported() {
         .iter()
         .chain(&ev.problems)
         .find(|p| p.reason == Reason::CrossNamespaceReference)
-        .unwrap_or_else(|| panic!("no CrossNamespaceReference: {:?}, rendered={}", problems(&ev), ev.rendered.is_some()));
+        .unwrap_or_else(|| {
+            panic!(
+                "no CrossNamespaceReference: {:?}, rendered={}",
+                problems(&ev),
+                ev.rendered.is_some()
+            )
+        });
     assert!(p.field.starts_with("spec.configFiles[0]"));
     assert!(p.message.contains("other"));
 }

@@ -149,8 +149,13 @@ pub fn resolve(
                     (None, Mode::Lenient) => {}
                     (None, Mode::Strict) => {
                         return Err(ReferenceError::Unresolved {
-                            text: body.to_string(),
-                            names: reference.names.iter().map(|n| n.to_string()).collect(),
+                            text: abbreviate(body),
+                            names: reference
+                                .names
+                                .iter()
+                                .take(5)
+                                .map(|n| abbreviate(n))
+                                .collect(),
                         });
                     }
                 },
@@ -161,6 +166,19 @@ pub fn resolve(
     }
     out.value.push_str(&text[literal_start..]);
     Ok(out)
+}
+
+/// Messages quote references; a hostile 100 KB one must not become a 100 KB condition.
+fn abbreviate(text: &str) -> String {
+    const MAX: usize = 80;
+    if text.len() <= MAX {
+        return text.to_string();
+    }
+    let cut = (0..=MAX)
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{}…", &text[..cut])
 }
 
 /// The parts of one `${…}`: names to try in order, then an optional default.
