@@ -48,8 +48,9 @@ begin "unit, property and JDK differential tests"
 cargo test --locked --lib --bins --test jdk_properties --test engine_rules --test examples --test invariants --test typed_validation --test bad_input
 end
 
-begin "catalogue drift"
+begin "generated artefacts drift (catalogue, API reference)"
 bash catalogue/check.sh
+python3 scripts/gen-api-doc.py --check
 end
 
 begin "conformance with Kafka's real tools (4.3.1 jars)"
