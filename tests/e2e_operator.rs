@@ -501,6 +501,60 @@ fn operator_end_to_end() {
     );
     println!("    ok: {orders_hash}");
 
+    step("explain -n NS NAME reads the live config, also as `kubectl kafkaconfig`");
+    let plugin_dir = cluster.work.path().join("plugins");
+    std::fs::create_dir_all(&plugin_dir).expect("plugin dir");
+    let plugin = plugin_dir.join("kubectl-kafkaconfig");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kafka-config-operator"), &plugin)
+        .expect("symlink plugin");
+    let path = format!(
+        "{}:{}",
+        plugin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (program, prefix) in [
+        (
+            PathBuf::from(env!("CARGO_BIN_EXE_kafka-config-operator")),
+            vec![],
+        ),
+        (cluster.kubectl.clone(), vec!["kafkaconfig"]),
+    ] {
+        let out = Command::new(&program)
+            .args(&prefix)
+            .args([
+                "explain",
+                "-n",
+                NS,
+                "orders-producer",
+                "--key",
+                "acks",
+                "-o",
+                "json",
+            ])
+            .env("KUBECONFIG", &cluster.kubeconfig)
+            .env("PATH", &path)
+            .output()
+            .expect("run explain");
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            program.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let entries: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("explain -o json");
+        assert_eq!(entries[0]["key"], "acks", "{entries}");
+        assert_eq!(entries[0]["value"], "all", "{entries}");
+        assert_eq!(entries[0]["layer"], "properties", "{entries}");
+        assert!(
+            entries[0]["overridden"]
+                .as_array()
+                .is_some_and(|o| !o.is_empty()),
+            "the values acks overrode are listed: {entries}"
+        );
+    }
+    println!("    ok");
+
     step("rollout: the Deployment's pod template carries the hash");
     eventually("rollout annotation", Duration::from_secs(20), || {
         let d = cluster
