@@ -34,9 +34,11 @@ fi
 
 cd "$FUZZ_DIR"
 start=$(date +%s)
-# One build for all targets (release + debug assertions, AddressSanitizer).
+# One build for all targets (release + debug assertions, AddressSanitizer), then the binaries are
+# run directly.
 nice cargo fuzz build --target-dir "$TARGET_DIR" >&2
 built=$(date +%s)
+BIN_DIR="$TARGET_DIR/$(rustc -vV | sed -n 's/^host: //p')/release"
 echo "fuzz-smoke: built in $((built - start)) s" >&2
 
 failed=0
@@ -46,8 +48,9 @@ for target in "${targets[@]}"; do
     mkdir -p "$work" "$logs" "$FUZZ_DIR/artifacts/$target"
     log="$logs/$target.log"
     status=0
-    nice cargo fuzz run --target-dir "$TARGET_DIR" "$target" "$work" "$FUZZ_DIR/corpus/$target" -- \
-        -max_total_time="$SECONDS_EACH" -rss_limit_mb="$RSS_MB" -timeout=10 \
+    # Run the binary built above: `cargo fuzz run` would rebuild whenever src/ changed meanwhile.
+    nice "$BIN_DIR/$target" "$work" "$FUZZ_DIR/corpus/$target" \
+        -artifact_prefix="$FUZZ_DIR/artifacts/$target/" -max_total_time="$SECONDS_EACH" -rss_limit_mb="$RSS_MB" -timeout=10 \
         -max_len="${FUZZ_MAX_LEN:-8192}" -print_final_stats=1 >"$log" 2>&1 || status=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     peak=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -1)
