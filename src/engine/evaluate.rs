@@ -350,18 +350,7 @@ fn collect<'a>(
             })
         };
 
-    for global in applied.iter().filter(|g| g.applies_to_role(role)) {
-        for (section, key, value) in role_entries(&global.spec.defaults, role) {
-            let source = format!("GlobalClientDefaults {} defaults.{section}", global.name);
-            push(
-                &mut raws,
-                key,
-                Layer::ClusterDefaults,
-                source,
-                value.to_text(),
-            );
-        }
-    }
+    push_globals(&mut raws, applied, role, Layer::ClusterDefaults);
 
     if let Some(defaults) = tool.tool_defaults.get(&role) {
         for (key, value) in defaults {
@@ -457,12 +446,7 @@ fn collect<'a>(
         );
     }
 
-    for global in applied.iter().filter(|g| g.applies_to_role(role)) {
-        for (section, key, value) in role_entries(&global.spec.enforced, role) {
-            let source = format!("GlobalClientDefaults {} enforced.{section}", global.name);
-            push(&mut raws, key, Layer::Enforced, source, value.to_text());
-        }
-    }
+    push_globals(&mut raws, applied, role, Layer::Enforced);
 
     if legacy {
         if let Some(forced) = tool.forced.get(&role) {
@@ -506,6 +490,31 @@ fn collect<'a>(
     let mut keep = holds.into_iter();
     raws.retain(|_| keep.next().unwrap_or(true));
     raws
+}
+
+/// Layer 1 (`defaults`) or 6 (`enforced`) of every applied GlobalClientDefaults, in order.
+fn push_globals<'a>(
+    raws: &mut Vec<Raw<'a>>,
+    applied: &[&'a GlobalDefaults],
+    role: Role,
+    layer: Layer,
+) {
+    for global in applied.iter().filter(|g| g.applies_to_role(role)) {
+        let (props, field) = match layer {
+            Layer::Enforced => (&global.spec.enforced, "enforced"),
+            _ => (&global.spec.defaults, "defaults"),
+        };
+        for (section, key, value) in role_entries(props, role) {
+            raws.push(Raw {
+                key,
+                layer,
+                source: format!("GlobalClientDefaults {} {field}.{section}", global.name),
+                text: value.to_text(),
+                file_secret: None,
+                only_when: None,
+            });
+        }
+    }
 }
 
 /// Resolves references and builds each key's chain.
