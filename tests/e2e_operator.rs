@@ -735,6 +735,24 @@ fn operator_end_to_end() {
     eventually("the world to settle", Duration::from_secs(15), || {
         ready_config(&cluster, "orders-producer").map(|_| ())
     });
+    // Every config in the namespace is selected; the count must include billing-producer.
+    eventually(
+        "GlobalClientDefaults status to count every config",
+        Duration::from_secs(15),
+        || {
+            let configs = cluster
+                .json(&["get", "kafkatoolconfig", "-n", NS])
+                .ok_or("no list")?;
+            let want = configs["items"].as_array().map_or(0, Vec::len) as i64;
+            let g = cluster
+                .json(&["get", "globalclientdefaults", "kco-e2e-defaults"])
+                .ok_or("gone")?;
+            let selected = g["status"]["selectedConfigs"].as_i64().unwrap_or(-1);
+            (selected == want)
+                .then_some(())
+                .ok_or(format!("selectedConfigs {selected}, configs {want}"))
+        },
+    );
     std::thread::sleep(Duration::from_secs(2));
     a.terminate();
     let b = Operator::start(&cluster, &sa, "e2e-b");

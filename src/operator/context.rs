@@ -98,6 +98,9 @@ pub struct Context {
     /// The namespace and GlobalClientDefaults caches: rendering before they are full would change content.
     pub namespaces_synced: Synced,
     pub globals_synced: Synced,
+    /// Wakes the GlobalClientDefaults status loop after a reconcile: selection counts change
+    /// when configs do, and a 5 s poll alone would leave them stale for a while.
+    pub globals_status_wake: tokio::sync::Notify,
 }
 
 /// Locks a mutex even if a panicking reconcile poisoned it: the data are caches that the next
@@ -138,6 +141,7 @@ impl Context {
             leader,
             namespaces_synced: Synced::default(),
             globals_synced: Synced::default(),
+            globals_status_wake: tokio::sync::Notify::new(),
         }
     }
 

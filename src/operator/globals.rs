@@ -20,6 +20,7 @@ use crate::status::{self, VALID};
 /// How often the leader refreshes GlobalClientDefaults status (`selectedConfigs` moves with
 /// configs and namespace labels, which have no single trigger).
 pub const STATUS_EVERY: Duration = Duration::from_secs(5);
+const STATUS_SETTLE: Duration = Duration::from_millis(250);
 
 fn as_defaults(global: &GlobalClientDefaults) -> GlobalDefaults {
     GlobalDefaults {
@@ -118,7 +119,13 @@ pub async fn keep_status(ctx: Arc<Context>) {
     let api: Api<GlobalClientDefaults> = Api::all(ctx.client.clone());
     let mut ticker = tokio::time::interval(STATUS_EVERY);
     loop {
-        ticker.tick().await;
+        tokio::select! {
+            _ = ticker.tick() => {}
+            () = ctx.globals_status_wake.notified() => {
+                // Let a burst of reconciles finish before counting.
+                tokio::time::sleep(STATUS_SETTLE).await;
+            }
+        }
         if !ctx.is_leader() {
             continue;
         }

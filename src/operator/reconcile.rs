@@ -61,6 +61,7 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     if result.is_ok() {
         ctx.succeeded(&key);
     }
+    ctx.globals_status_wake.notify_one();
     update_ready_gauge(&ctx);
     result
 }
