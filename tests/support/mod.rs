@@ -1,0 +1,333 @@
+//! Shared harness for the end-to-end tests on the real control plane (e2e/controlplane/up.sh):
+//! kubectl as admin, impersonating kubeconfigs, the operator as a child process with its metrics,
+//! and polling helpers. Each e2e test file does `mod support;`.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const NS: &str = "kco-e2e";
+pub const OPERATOR_NS: &str = "kafka-config-operator";
+pub const SA: &str = "kafka-config-operator";
+pub const LEASE: &str = "kco-e2e-operator";
+pub const HASH: &str = "kafkaconfig.dev/config-hash";
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn step(message: &str) {
+    println!("==> {message}");
+}
+
+pub struct Cluster {
+    pub kubeconfig: PathBuf,
+    pub kubectl: PathBuf,
+    pub work: tempfile::TempDir,
+}
+
+impl Cluster {
+    pub fn from_env() -> Cluster {
+        let kubeconfig = std::env::var_os("KCO_E2E_KUBECONFIG")
+            .map(PathBuf::from)
+            .expect(
+                "KCO_E2E_KUBECONFIG is not set: this test needs a running control plane \
+             (bash e2e/controlplane/up.sh, then KCO_E2E_KUBECONFIG=e2e/.run/kubeconfig)",
+            );
+        assert!(
+            kubeconfig.exists(),
+            "KCO_E2E_KUBECONFIG={} does not exist",
+            kubeconfig.display()
+        );
+        let kubectl = std::env::var_os("KCO_E2E_KUBECTL")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo().join("e2e/.bin/kubectl"));
+        Cluster {
+            kubeconfig,
+            kubectl,
+            work: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn run(&self, args: &[&str], stdin: Option<&str>) -> Result<String, String> {
+        let mut child = Command::new(&self.kubectl)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .current_dir(repo())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.kubectl.display()));
+        if let Some(input) = stdin {
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(input.as_bytes())
+                .expect("write stdin");
+        }
+        drop(child.stdin.take());
+        let out = child.wait_with_output().expect("kubectl output");
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(format!(
+                "kubectl {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    }
+
+    pub fn kubectl(&self, args: &[&str]) -> String {
+        self.run(args, None).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    pub fn json(&self, args: &[&str]) -> Option<serde_json::Value> {
+        let mut full = args.to_vec();
+        full.extend(["-o", "json"]);
+        self.run(&full, None)
+            .ok()
+            .and_then(|s| serde_json::from_str(&s).ok())
+    }
+
+    pub fn merge_patch(
+        &self,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+        patch: serde_json::Value,
+    ) {
+        let patch = patch.to_string();
+        let mut args = vec!["patch", kind, name, "--type", "merge", "-p", &patch];
+        if let Some(ns) = namespace {
+            args.extend(["-n", ns]);
+        }
+        self.kubectl(&args);
+    }
+
+    /// A kubeconfig with the same cluster and admin credentials plus `as: system:serviceaccount:…`.
+    pub fn impersonating_kubeconfig(&self, namespace: &str, name: &str) -> PathBuf {
+        let raw = self.kubectl(&[
+            "config",
+            "view",
+            "--raw",
+            "--minify",
+            "--flatten",
+            "-o",
+            "json",
+        ]);
+        let mut config: serde_json::Value = serde_json::from_str(&raw).expect("kubeconfig json");
+        let user = config["users"][0]["user"]
+            .as_object_mut()
+            .expect("a user entry");
+        user.insert(
+            "as".into(),
+            format!("system:serviceaccount:{namespace}:{name}").into(),
+        );
+        let path = self
+            .work
+            .path()
+            .join(format!("kubeconfig-{namespace}-{name}"));
+        std::fs::write(&path, serde_json::to_string_pretty(&config).expect("json"))
+            .expect("write kubeconfig");
+        path
+    }
+}
+
+pub fn eventually<T>(
+    what: &str,
+    timeout: Duration,
+    mut probe: impl FnMut() -> Result<T, String>,
+) -> T {
+    let start = Instant::now();
+    let mut last = String::new();
+    while start.elapsed() < timeout {
+        match probe() {
+            Ok(value) => return value,
+            Err(e) => last = e,
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    panic!("timed out after {timeout:?} waiting for {what}: {last}");
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+pub fn http_get(port: u16, path: &str) -> Result<(u16, String), String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .map_err(|e| e.to_string())?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .map_err(|e| e.to_string())?;
+    let code = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| format!("bad response: {response}"))?;
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    Ok((code, body))
+}
+
+/// One `kafka-config-operator run` process, killed on drop.
+pub struct Operator {
+    pub name: String,
+    pub child: Child,
+    pub port: u16,
+    pub log: PathBuf,
+}
+
+impl Operator {
+    pub fn start(cluster: &Cluster, kubeconfig: &Path, name: &str) -> Operator {
+        let port = free_port();
+        let log = cluster.work.path().join(format!("{name}.log"));
+        let file = std::fs::File::create(&log).expect("log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_kafka-config-operator"))
+            .args(["run", "--metrics-address", &format!("127.0.0.1:{port}")])
+            .args([
+                "--lease-namespace",
+                OPERATOR_NS,
+                "--lease-name",
+                LEASE,
+                "--identity",
+                name,
+            ])
+            .env("KUBECONFIG", kubeconfig)
+            .env("RUST_LOG", "info,kube=warn")
+            .env_remove("POD_NAMESPACE")
+            .env_remove("POD_NAME")
+            .stdout(file.try_clone().expect("log file"))
+            .stderr(file)
+            .spawn()
+            .expect("start the operator");
+        println!(
+            "    started operator {name} (pid {}, metrics 127.0.0.1:{port}, log {})",
+            child.id(),
+            log.display()
+        );
+        let mut operator = Operator {
+            name: name.to_string(),
+            child,
+            port,
+            log,
+        };
+        eventually(&format!("{name} /readyz"), Duration::from_secs(30), || {
+            if let Ok(Some(status)) = operator.child.try_wait() {
+                return Err(format!(
+                    "exited with {status}; log:\n{}",
+                    operator.log_text()
+                ));
+            }
+            match http_get(port, "/readyz") {
+                Ok((200, _)) => Ok(()),
+                Ok((code, body)) => Err(format!("{code} {body}")),
+                Err(e) => Err(e),
+            }
+        });
+        operator
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn metrics(&self) -> BTreeMap<String, f64> {
+        let (_, body) = http_get(self.port, "/metrics")
+            .unwrap_or_else(|e| panic!("{} /metrics: {e}", self.name));
+        body.lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let (name, value) = l.rsplit_once(' ')?;
+                Some((name.to_string(), value.parse().ok()?))
+            })
+            .collect()
+    }
+
+    pub fn metric_sum(&self, prefix: &str) -> f64 {
+        self.metrics()
+            .iter()
+            .filter(|(k, _)| k.starts_with(prefix))
+            .map(|(_, v)| v)
+            .fold(0.0, |a, b| a + b)
+    }
+
+    pub fn is_leader(&self) -> bool {
+        self.metrics().get("kafka_config_leader").copied() == Some(1.0)
+    }
+
+    /// SIGTERM: a clean stop that releases the Lease.
+    pub fn terminate(mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGKILL: a crash; the Lease stays until it expires.
+    pub fn crash(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let log = self.log_text();
+            let tail: Vec<&str> = log.lines().rev().take(30).collect();
+            eprintln!("--- last lines of operator {} ---", self.name);
+            for line in tail.iter().rev() {
+                eprintln!("{line}");
+            }
+        }
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+pub fn annotation(object: &serde_json::Value, pointer: &str) -> Option<String> {
+    object
+        .pointer(pointer)?
+        .get(HASH)?
+        .as_str()
+        .map(String::from)
+}
+
+pub fn condition<'a>(object: &'a serde_json::Value, type_: &str) -> Option<&'a serde_json::Value> {
+    object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
