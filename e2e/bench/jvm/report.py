@@ -275,6 +275,14 @@ def main():
       "`jvm_200key_ns`, `engine_200key_speedup_vs_jvm`, and the same for 20 and 5,000 keys and for "
       "parse/store), written by the same run.")
     w("")
+    # Keep the scale section (e2e/bench/scale.sh writes it) and anything after it.
+    if os.path.exists(a.doc):
+        with open(a.doc) as f:
+            old = f.read()
+        at = old.find("## Scale (operator on the real control plane)")
+        if at >= 0:
+            L.append(old[at:].rstrip("\n"))
+            L.append("")
     with open(a.doc, "w") as f:
         f.write("\n".join(L))
 
