@@ -96,11 +96,15 @@ class Kube:
 
     def watch(self, path, resource_version, on_event, stop, on_error=None):
         """Streams watch events of `path` from resource_version into on_event(event, t_received)
-        until stop is set. Re-lists nothing: a 410 Gone is reported through on_error."""
+        until stop is set (checked between events; the thread is a daemon). Reads block: a read
+        timeout in the middle of a chunked response would corrupt it. Bookmarks keep the
+        resourceVersion fresh; after an ERROR (410 Gone: compacted) or a broken stream it relists
+        and reports every listed object as a MODIFIED event, then watches on from the new list."""
         sep = "&" if "?" in path else "?"
         rv = resource_version
         while not stop.is_set():
-            conn = self._connect(timeout=5)
+            conn = self._connect(timeout=None)
+            relist = False
             try:
                 conn.request("GET", f"{path}{sep}watch=1&allowWatchBookmarks=true&resourceVersion={rv}"
                              "&timeoutSeconds=3600", headers={"Accept": "application/json"})
@@ -108,21 +112,18 @@ class Kube:
                 if resp.status != 200:
                     raise ApiError("WATCH", path, resp.status, resp.read())
                 while not stop.is_set():
-                    try:
-                        line = resp.readline()
-                    except (socket.timeout, TimeoutError):
-                        continue
+                    line = resp.readline()
                     if not line:
                         break
                     t = time.monotonic()
                     event = json.loads(line)
-                    obj = event.get("object") or {}
-                    rv = (obj.get("metadata") or {}).get("resourceVersion", rv)
                     if event.get("type") == "ERROR":
                         if on_error:
                             on_error(event)
-                        stop.set()
+                        relist = True
                         break
+                    obj = event.get("object") or {}
+                    rv = (obj.get("metadata") or {}).get("resourceVersion", rv)
                     if event.get("type") != "BOOKMARK":
                         on_event(event, t)
             except (http.client.HTTPException, OSError, ValueError) as e:
@@ -130,9 +131,15 @@ class Kube:
                     break
                 if on_error:
                     on_error({"exception": repr(e)})
+                relist = True
                 time.sleep(0.5)
             finally:
                 conn.close()
+            if relist and not stop.is_set():
+                items, rv = self.list_all(path)
+                t = time.monotonic()
+                for obj in items:
+                    on_event({"type": "MODIFIED", "object": obj}, t)
 
 
 def parse_prometheus(text):

@@ -130,6 +130,8 @@ def verdict(value, op, target):
 def fmt(v):
     if v is None:
         return "–"
+    if isinstance(v, str):
+        return v
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     return f"{v:,}" if isinstance(v, int) else f"{v:,.2f}".rstrip("0").rstrip(".")
@@ -207,8 +209,8 @@ def main():
       "edits the sources of the existing ones while the operator is stopped, so all N outputs are stale at its start.")
     w("- Rendered = Ready=True at the current generation and `status.configHash` equal to the output's hash "
       "annotation, seen through a watch by the harness. Edit latency = just before the source PATCH to the "
-      "watch event of the output carrying a new hash (includes the operator's 500 ms debounce, the apiserver "
-      "and watch delivery). The harness talks to the apiserver as system:masters (exempt from APF).")
+      "watch event of the output carrying a new hash (includes the operator's debounce, its reads and "
+      "writes, and watch delivery to the operator and to the harness). The harness talks to the apiserver as system:masters (exempt from APF).")
     w("")
     w("| target (issue 7) | key | measured | target | |")
     w("| --- | --- | ---: | ---: | --- |")

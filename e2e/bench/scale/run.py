@@ -250,7 +250,7 @@ class Tracker:
         self.stale = {}     # (ns, name) -> hash that does not count as rendered
         self.pending = {}   # (ns, name) -> (t_sent, previous hash)
         self.latencies = {}  # (ns, name) -> seconds
-        self.errors = []
+        self.errors = []  # watch errors (each followed by a relist), reported in the summary
         self.stop = threading.Event()
         self.threads = []
 
@@ -385,8 +385,10 @@ def patch_source(kube, i, ns, version):
                  content_type="application/merge-patch+json")
 
 
-def save(summary, path, t_run):
+def save(summary, path, t_run, tracker=None):
     """Written after every phase, so an interrupted run keeps what it measured."""
+    if tracker is not None:
+        summary["watch_errors"] = [repr(e)[:300] for e in tracker.errors]
     summary["finished"] = now_utc()
     summary["wall_s"] = time.monotonic() - t_run
     with open(path + ".tmp", "w") as f:
@@ -442,7 +444,7 @@ def main():
     summary["idle_ballast"] = dict(op.memory(), ballast=a.ballast, ballast_kib=a.ballast_kib)
     log(f"idle with ballast: RSS {summary['idle_ballast']['rss_mib']:.1f} MiB")
     op.stop()
-    save(summary, a.summary, t_run)
+    save(summary, a.summary, t_run, tracker)
 
     have = 0
     version = 1
@@ -490,7 +492,12 @@ def main():
                     pass
             if time.monotonic() - last_log > 15:
                 last_log = time.monotonic()
-                log(f"N={n}: sync {done}/{n} after {time.monotonic() - t_start:.0f}s, RSS {op.rss_mib():.1f} MiB")
+                try:
+                    gauge = op.metrics().get("kafka_config_configs{ready=true}")
+                except OSError:
+                    gauge = None
+                log(f"N={n}: sync {done}/{n} after {time.monotonic() - t_start:.0f}s (operator's Ready gauge: "
+                    f"{gauge}), RSS {op.rss_mib():.1f} MiB, watch errors so far: {len(tracker.errors)}")
             time.sleep(0.2)
         m = op.metrics()
         after = apiserver_requests(kube)
@@ -515,7 +522,7 @@ def main():
         time.sleep(5)
         r["after_sync"] = op.memory()
         log(f"N={n}: after sync RSS {r['after_sync']['rss_mib']:.1f} MiB (peak {r['after_sync']['hwm_mib']:.1f})")
-        save(summary, a.summary, t_run)
+        save(summary, a.summary, t_run, tracker)
         if t_done is None:
             summary["notes"].append(f"N={n}: initial sync incomplete after {a.sync_timeout:.0f}s "
                                     f"({done}/{n}); later phases skipped")
@@ -553,7 +560,7 @@ def main():
         log(f"N={n}: restart: /readyz after {r['restart']['ready_s']:.1f}s, all reconciled after "
             f"{r['restart']['all_reconciled_s']}, {r['restart']['writes']:.0f} writes, peak RSS "
             f"{r['restart']['peak_rss_mib']:.1f} MiB")
-        save(summary, a.summary, t_run)
+        save(summary, a.summary, t_run, tracker)
 
         # ---- paced edits, then a burst
         for phase, count, rate, offset in (("edits", a.edits, a.edit_rate, 0), ("burst", a.burst, None, a.edits)):
@@ -609,13 +616,14 @@ def main():
             log(f"N={n}: {phase}: {len(lat)}/{len(idx)} observed (sent in {t_sent:.1f}s), p50 "
                 f"{r[phase]['p50_ms']} ms, p99 {r[phase]['p99_ms']} ms, reconciles/change "
                 f"{r[phase]['reconciles_per_change']:.2f}")
-            save(summary, a.summary, t_run)
+            save(summary, a.summary, t_run, tracker)
         r["end"] = op.memory()
         op.stop()
         have = n
 
     tracker.close()
-    save(summary, a.summary, t_run)
+    summary["watch_errors"] = [repr(e)[:300] for e in tracker.errors]
+    save(summary, a.summary, t_run, tracker)
     log(f"summary in {a.summary} (wall {summary['wall_s']:.0f}s)")
 
 
