@@ -331,3 +331,245 @@ pub fn condition<'a>(object: &'a serde_json::Value, type_: &str) -> Option<&'a s
         .iter()
         .find(|c| c["type"] == type_)
 }
+
+// ---------------------------------------------------------------- added for e2e_faults / e2e_security
+
+impl Cluster {
+    /// The control plane's run directory (pids, logs, audit log, state.env): `KCO_E2E_RUN_DIR`, else
+    /// the directory holding the kubeconfig (up.sh writes it to `$E2E_RUN_DIR/kubeconfig`).
+    pub fn run_dir(&self) -> PathBuf {
+        std::env::var_os("KCO_E2E_RUN_DIR")
+            .map(PathBuf::from)
+            .or_else(|| self.kubeconfig.parent().map(Path::to_path_buf))
+            .expect("a run directory")
+    }
+
+    /// Runs `bash e2e/controlplane/<script> ARGS` (restart.sh, …) against this control plane
+    /// (E2E_RUN_DIR set to [`Cluster::run_dir`]); returns stderr, panics on failure.
+    pub fn controlplane(&self, script: &str, args: &[&str]) -> String {
+        let out = Command::new("bash")
+            .arg(repo().join("e2e/controlplane").join(script))
+            .args(args)
+            .env("E2E_RUN_DIR", self.run_dir())
+            .current_dir(repo())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {script}: {e}"));
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            out.status.success(),
+            "e2e/controlplane/{script} {args:?} failed: {stderr}"
+        );
+        stderr
+    }
+
+    /// Runs a bash snippet with e2e/controlplane/common.sh sourced and the state loaded (ports,
+    /// pids): e.g. `stop_component etcd` to hold etcd down for a while.
+    pub fn controlplane_snippet(&self, snippet: &str) -> String {
+        let script = format!(
+            "source '{}' && load_state && {snippet}",
+            repo().join("e2e/controlplane/common.sh").display()
+        );
+        let out = Command::new("bash")
+            .args(["-c", &script])
+            .env("E2E_RUN_DIR", self.run_dir())
+            .current_dir(repo())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run bash: {e}"));
+        assert!(
+            out.status.success(),
+            "controlplane snippet {snippet:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// kubectl with a stdin; panics on failure.
+    pub fn kubectl_stdin(&self, args: &[&str], stdin: &str) -> String {
+        self.run(args, Some(stdin))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// `kubectl apply -f -` of a YAML text (retried while a new CRD is being discovered).
+    pub fn apply_yaml(&self, yaml: &str) {
+        eventually("kubectl apply", Duration::from_secs(30), || {
+            self.run(&["apply", "-f", "-"], Some(yaml))
+        });
+    }
+
+    /// Installs the CRDs and the operator's RBAC (e2e/rbac/cluster.yaml).
+    pub fn install_crds_and_rbac(&self) {
+        self.kubectl(&["apply", "-f", "crds/"]);
+        self.kubectl(&[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/kafkatoolconfigs.kafkaconfig.dev",
+            "crd/globalclientdefaults.kafkaconfig.dev",
+        ]);
+        self.kubectl(&["apply", "-f", "e2e/rbac/cluster.yaml"]);
+    }
+
+    /// Deletes a namespace (waiting) so a test starts from nothing.
+    pub fn fresh_namespace(&self, namespace: &str) {
+        let _ = self.run(
+            &[
+                "delete",
+                "namespace",
+                namespace,
+                "--ignore-not-found",
+                "--wait=true",
+                "--timeout=90s",
+            ],
+            None,
+        );
+    }
+
+    /// The apiserver's /metrics (admin).
+    pub fn apiserver_metrics(&self) -> String {
+        self.kubectl(&["get", "--raw", "/metrics"])
+    }
+}
+
+/// Sum of the samples of a Prometheus text exposition whose name-and-labels start with `prefix`
+/// and contain every string of `labels`.
+pub fn prometheus_sum(text: &str, prefix: &str, labels: &[&str]) -> f64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && l.starts_with(prefix))
+        .filter(|l| labels.iter().all(|s| l.contains(s)))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+/// One rendered output object, as `kafka-config-operator render -o json` prints it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expected {
+    pub kind: String,
+    pub name: String,
+    pub hash: String,
+    /// `data` exactly as the API stores it (Secret values base64).
+    pub data: serde_json::Value,
+}
+
+/// Renders manifests offline with the binary under test: output name → object. Configs that are
+/// invalid are simply absent (render exits 1 then; the valid ones are still printed).
+pub fn render_offline(paths: &[&Path]) -> BTreeMap<String, Expected> {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kafka-config-operator"));
+    command.arg("render");
+    for p in paths {
+        command.arg("-f").arg(p);
+    }
+    let out = command.args(["-o", "json"]).output().expect("run render");
+    let objects: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "render -o json: {e}; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    objects
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| {
+            Some((
+                o["metadata"]["name"].as_str()?.to_string(),
+                Expected {
+                    kind: o["kind"].as_str()?.to_string(),
+                    name: o["metadata"]["name"].as_str()?.to_string(),
+                    hash: annotation(o, "/metadata/annotations")?,
+                    data: o["data"].clone(),
+                },
+            ))
+        })
+        .collect()
+}
+
+impl Operator {
+    /// Starts `kafka-config-operator run` without waiting for /readyz (the control plane may be
+    /// down: a supervisor restarts it like a kubelet would). `lease: None` runs it without leader
+    /// election. `rust_log` replaces the default filter.
+    pub fn spawn(
+        cluster: &Cluster,
+        kubeconfig: &Path,
+        name: &str,
+        lease: Option<&str>,
+        rust_log: &str,
+    ) -> Operator {
+        let port = free_port();
+        let mut n = 0;
+        let log = loop {
+            let candidate = cluster.work.path().join(format!("{name}-{n}.log"));
+            if !candidate.exists() {
+                break candidate;
+            }
+            n += 1;
+        };
+        let file = std::fs::File::create(&log).expect("log file");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kafka-config-operator"));
+        command.args(["run", "--metrics-address", &format!("127.0.0.1:{port}")]);
+        match lease {
+            Some(lease) => command.args([
+                "--lease-namespace",
+                OPERATOR_NS,
+                "--lease-name",
+                lease,
+                "--identity",
+                name,
+            ]),
+            None => command.arg("--leader-election=false"),
+        };
+        let child = command
+            .env("KUBECONFIG", kubeconfig)
+            .env("RUST_LOG", rust_log)
+            .env_remove("POD_NAMESPACE")
+            .env_remove("POD_NAME")
+            .stdout(file.try_clone().expect("log file"))
+            .stderr(file)
+            .spawn()
+            .expect("start the operator");
+        println!(
+            "    spawned operator {name} (pid {}, metrics 127.0.0.1:{port}, log {})",
+            child.id(),
+            log.display()
+        );
+        Operator {
+            name: name.to_string(),
+            child,
+            port,
+            log,
+        }
+    }
+
+    /// Waits until /readyz answers 200; Err if the process exits or `timeout` passes.
+    pub fn wait_ready(&mut self, timeout: Duration) -> Result<(), String> {
+        let start = Instant::now();
+        while start.elapsed() < timeout {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("{} exited with {status}", self.name));
+            }
+            if let Ok((200, _)) = http_get(self.port, "/readyz") {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Err(format!("{} not ready after {timeout:?}", self.name))
+    }
+
+    /// Whether the process has exited.
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    /// `metrics()` that does not panic when the endpoint is down.
+    pub fn try_metrics(&self) -> Option<BTreeMap<String, f64>> {
+        let (code, body) = http_get(self.port, "/metrics").ok()?;
+        (code == 200).then(|| {
+            body.lines()
+                .filter(|l| !l.starts_with('#'))
+                .filter_map(|l| {
+                    let (name, value) = l.rsplit_once(' ')?;
+                    Some((name.to_string(), value.parse().ok()?))
+                })
+                .collect()
+        })
+    }
+}
