@@ -9,7 +9,7 @@
 #                                         # the bench's own 30, which at ~1 s per 5,000-key
 #                                         # evaluate means ~465 iterations, i.e. >10 minutes
 #
-# Inputs: the Rust bench's own generator, `properties_file(n)` from benches/engine.rs, is cut out
+# Inputs: the Rust bench's own generator, `properties_file(n)` from benches/inputs/mod.rs, is cut out
 # of that file verbatim, compiled with rustc and made to write $TARGET/bench-inputs/client-N.properties;
 # the JVM harness reads those files, so both sides see the same bytes by construction (the
 # sha256 of each file is recorded in the report).
@@ -39,7 +39,7 @@ done
 # 1. Inputs, from the Rust bench's own generator.
 gen_src="$work/gen_inputs.rs"
 {
-  awk '/^fn properties_file\(n: usize\) -> String \{/,/^\}/' benches/engine.rs
+  awk '/^pub fn properties_file\(n: usize\) -> String \{/,/^\}/' benches/inputs/mod.rs
   cat <<'RS'
 fn main() {
     let dir = std::env::args().nth(1).expect("output dir");
@@ -49,7 +49,7 @@ fn main() {
 }
 RS
 } >"$gen_src"
-grep -q '^fn properties_file' "$gen_src" || { log "properties_file(n) not found in benches/engine.rs"; exit 1; }
+grep -q '^pub fn properties_file' "$gen_src" || { log "properties_file(n) not found in benches/inputs/mod.rs"; exit 1; }
 rustc --edition 2021 -O -o "$work/gen_inputs" "$gen_src"
 "$work/gen_inputs" "$inputs"
 log "inputs: $(cd "$inputs" && sha256sum client-*.properties | tr '\n' ' ')"

@@ -413,11 +413,12 @@ fn collect<'a>(
         if file_role.is_some_and(|r| r != role) {
             continue;
         }
+        let prefix = file.source_prefix();
         for entry in &file.entries {
             raws.push(Raw {
                 key: &entry.key,
                 layer: Layer::ConfigFiles,
-                source: file.source_label(entry.line),
+                source: sources::line_label(&prefix, entry.line),
                 text: entry.value.clone(),
                 file_secret: (file.kind == SourceKind::Secret)
                     .then_some((file.object.as_str(), file.key.as_str())),
@@ -535,7 +536,7 @@ fn resolve(
         .unwrap_or_default();
     let mut keys: BTreeMap<String, Provenance> = BTreeMap::new();
     for raw in raws {
-        let resolved = match reference::resolve(&raw.text, bindings, &providers, mode) {
+        let resolved = match reference::resolve_owned(raw.text, bindings, &providers, mode) {
             Ok(resolved) => resolved,
             Err(error) => {
                 let reason = match error {
@@ -757,16 +758,14 @@ fn shadowed(role: Role, view: &RoleView) -> Vec<Shadowed> {
     view.keys
         .values()
         .filter_map(|p| {
-            let chain: Vec<&Contribution> = p
-                .chain
-                .iter()
-                .filter(|c| c.layer != Layer::KafkaDefaults)
-                .collect();
-            (chain.len() > 1).then(|| Shadowed {
+            let mut chain = p.chain.iter().filter(|c| c.layer != Layer::KafkaDefaults);
+            let winner = chain.next()?;
+            let over: Vec<String> = chain.map(Contribution::shadow_label).collect();
+            (!over.is_empty()).then(|| Shadowed {
                 key: p.key.clone(),
                 role,
-                winner: chain[0].layer.as_str().to_string(),
-                over: chain[1..].iter().map(|c| c.shadow_label()).collect(),
+                winner: winner.layer.as_str().to_string(),
+                over,
             })
         })
         .collect()

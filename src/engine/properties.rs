@@ -38,14 +38,17 @@ impl ParseError {
 /// Reads a file as `Properties.load(InputStream)` does; entries come in file order, a later
 /// duplicate key replacing an earlier one is left to the caller (see [`load_map`]).
 pub fn load(bytes: &[u8]) -> Result<Vec<Entry>, ParseError> {
-    let chars: Vec<char> = bytes.iter().map(|&b| char::from(b)).collect();
-    load_chars(&chars)
+    load_units(bytes)
 }
 
 /// Reads text that is already decoded (for example a `.properties` value typed in YAML).
 pub fn load_str(text: &str) -> Result<Vec<Entry>, ParseError> {
+    if text.is_ascii() {
+        // ASCII bytes are the same chars in ISO-8859-1: no need to decode.
+        return load_units(text.as_bytes());
+    }
     let chars: Vec<char> = text.chars().collect();
-    load_chars(&chars)
+    load_units(&chars)
 }
 
 /// [`load`] into a map, later keys winning, as `Properties` does.
@@ -53,7 +56,38 @@ pub fn load_map(bytes: &[u8]) -> Result<BTreeMap<String, String>, ParseError> {
     Ok(load(bytes)?.into_iter().map(|e| (e.key, e.value)).collect())
 }
 
-fn load_chars(input: &[char]) -> Result<Vec<Entry>, ParseError> {
+/// One input unit: a byte read as ISO-8859-1, or an already decoded char. The reader works on
+/// slices of units so that lines, keys and values are sub-slices of the input, never copies.
+trait Unit: Copy + Eq {
+    fn ch(self) -> char;
+    /// The text of a slice with no escapes in it.
+    fn text(units: &[Self]) -> String;
+}
+
+impl Unit for u8 {
+    fn ch(self) -> char {
+        char::from(self)
+    }
+
+    fn text(units: &[u8]) -> String {
+        match std::str::from_utf8(units) {
+            Ok(ascii) if units.is_ascii() => ascii.to_owned(),
+            _ => units.iter().map(|&b| char::from(b)).collect(),
+        }
+    }
+}
+
+impl Unit for char {
+    fn ch(self) -> char {
+        self
+    }
+
+    fn text(units: &[char]) -> String {
+        units.iter().collect()
+    }
+}
+
+fn load_units<T: Unit>(input: &[T]) -> Result<Vec<Entry>, ParseError> {
     let mut reader = LineReader::new(input);
     let mut entries = Vec::new();
     while let Some((line, start_line)) = reader.read_logical_line() {
@@ -75,14 +109,64 @@ fn is_blank(c: char) -> bool {
 
 /// `Properties.LineReader`: joins continuation lines, drops comments and blank lines, and
 /// skips leading whitespace of every natural line it reads.
-struct LineReader<'a> {
-    input: &'a [char],
+struct LineReader<'a, T> {
+    input: &'a [T],
     pos: usize,
     line: u32,
 }
 
-impl<'a> LineReader<'a> {
-    fn new(input: &'a [char]) -> Self {
+/// The logical line being read: the earlier natural lines of a continued line (copied), then the
+/// current natural line's part as a range of the input (borrowed until a continuation).
+struct LogicalLine<T> {
+    joined: Vec<T>,
+    start: usize,
+    end: usize,
+}
+
+impl<T: Unit> LogicalLine<T> {
+    fn is_empty(&self) -> bool {
+        self.joined.is_empty() && self.start == self.end
+    }
+
+    /// Appends the unit at `at`, which always follows the current part in the input.
+    fn push(&mut self, at: usize) {
+        if self.start == self.end {
+            self.start = at;
+        }
+        debug_assert_eq!(self.end.max(self.start), at);
+        self.end = at + 1;
+    }
+
+    /// Drops the last unit: only ever the backslash just pushed.
+    fn pop(&mut self) {
+        if self.end > self.start {
+            self.end -= 1;
+        } else {
+            self.joined.pop();
+        }
+    }
+
+    fn continue_on_next_line(&mut self, input: &[T]) {
+        self.joined.extend_from_slice(&input[self.start..self.end]);
+        self.start = 0;
+        self.end = 0;
+    }
+
+    fn finish(mut self, input: &[T]) -> std::borrow::Cow<'_, [T]>
+    where
+        [T]: ToOwned<Owned = Vec<T>>,
+    {
+        if self.joined.is_empty() {
+            std::borrow::Cow::Borrowed(&input[self.start..self.end])
+        } else {
+            self.joined.extend_from_slice(&input[self.start..self.end]);
+            std::borrow::Cow::Owned(self.joined)
+        }
+    }
+}
+
+impl<'a, T: Unit> LineReader<'a, T> {
+    fn new(input: &'a [T]) -> Self {
         Self {
             input,
             pos: 0,
@@ -92,23 +176,29 @@ impl<'a> LineReader<'a> {
 
     /// JDK 17's `LineReader.readLine`: a `#` or `!` starts a comment whenever the logical line is
     /// still empty, even after a continuation that added nothing.
-    fn read_logical_line(&mut self) -> Option<(Vec<char>, u32)> {
-        let mut buf: Vec<char> = Vec::new();
+    fn read_logical_line(&mut self) -> Option<(std::borrow::Cow<'a, [T]>, u32)> {
+        let input = self.input;
+        let mut buf = LogicalLine {
+            joined: Vec::new(),
+            start: 0,
+            end: 0,
+        };
         let mut skip_white_space = true;
         let mut appended_line_begin = false;
         let mut preceding_backslash = false;
         let mut skip_lf = false;
         let mut start_line = self.line;
         loop {
-            let Some(&c) = self.input.get(self.pos) else {
+            let Some(&unit) = input.get(self.pos) else {
                 if buf.is_empty() {
                     return None;
                 }
                 if preceding_backslash {
                     buf.pop();
                 }
-                return Some((buf, start_line));
+                return Some((buf.finish(input), start_line));
             };
+            let c = unit.ch();
             self.pos += 1;
             if skip_lf {
                 skip_lf = false;
@@ -132,7 +222,7 @@ impl<'a> LineReader<'a> {
                 if c == '#' || c == '!' {
                     // Consume the rest of the comment line, including its terminator.
                     loop {
-                        let &d = self.input.get(self.pos)?;
+                        let d = input.get(self.pos)?.ch();
                         self.pos += 1;
                         if d == '\r' || d == '\n' {
                             self.count_line_end(d);
@@ -144,7 +234,7 @@ impl<'a> LineReader<'a> {
                 }
             }
             if c != '\n' && c != '\r' {
-                buf.push(c);
+                buf.push(self.pos - 1);
                 preceding_backslash = c == '\\' && !preceding_backslash;
                 continue;
             }
@@ -153,14 +243,15 @@ impl<'a> LineReader<'a> {
                 skip_white_space = true;
                 continue;
             }
-            if self.pos >= self.input.len() {
+            if self.pos >= input.len() {
                 if preceding_backslash {
                     buf.pop();
                 }
-                return Some((buf, start_line));
+                return Some((buf.finish(input), start_line));
             }
             if preceding_backslash {
                 buf.pop();
+                buf.continue_on_next_line(input);
                 skip_white_space = true;
                 appended_line_begin = true;
                 preceding_backslash = false;
@@ -168,14 +259,14 @@ impl<'a> LineReader<'a> {
                     skip_lf = true;
                 }
             } else {
-                return Some((buf, start_line));
+                return Some((buf.finish(input), start_line));
             }
         }
     }
 
     /// Line numbers for messages: `\r\n` counts once, as an editor shows it.
     fn count_line_end(&mut self, c: char) {
-        if c == '\r' && self.input.get(self.pos) == Some(&'\n') {
+        if c == '\r' && self.input.get(self.pos).map(|u| u.ch()) == Some('\n') {
             return;
         }
         self.line += 1;
@@ -183,14 +274,14 @@ impl<'a> LineReader<'a> {
 }
 
 /// Where the key ends and the value starts in a logical line (`Properties.load0`).
-fn split_key_value(line: &[char]) -> (usize, usize) {
+fn split_key_value<T: Unit>(line: &[T]) -> (usize, usize) {
     let limit = line.len();
     let mut key_len = 0;
     let mut value_start = limit;
     let mut has_sep = false;
     let mut preceding_backslash = false;
     while key_len < limit {
-        let c = line[key_len];
+        let c = line[key_len].ch();
         if (c == '=' || c == ':') && !preceding_backslash {
             value_start = key_len + 1;
             has_sep = true;
@@ -203,7 +294,7 @@ fn split_key_value(line: &[char]) -> (usize, usize) {
         key_len += 1;
     }
     while value_start < limit {
-        let c = line[value_start];
+        let c = line[value_start].ch();
         if !is_blank(c) {
             if !has_sep && (c == '=' || c == ':') {
                 has_sep = true;
@@ -217,23 +308,27 @@ fn split_key_value(line: &[char]) -> (usize, usize) {
 }
 
 /// `Properties.loadConvert`: resolves escapes; `\uXXXX` units are joined into UTF-16 pairs.
-fn unescape(segment: &[char], line: u32) -> Result<String, ParseError> {
-    let mut units: Vec<u16> = Vec::with_capacity(segment.len());
+fn unescape<T: Unit>(segment: &[T], line: u32) -> Result<String, ParseError> {
+    if !segment.iter().any(|u| u.ch() == '\\') {
+        return Ok(T::text(segment));
+    }
+    let mut units: Vec<u16> = Vec::new();
     let mut out = String::with_capacity(segment.len());
     let mut i = 0;
     while i < segment.len() {
-        let mut c = segment[i];
+        let mut c = segment[i].ch();
         i += 1;
         if c == '\\' && i < segment.len() {
-            c = segment[i];
+            c = segment[i].ch();
             i += 1;
             if c == 'u' {
                 if i + 4 > segment.len() {
                     return Err(ParseError::MalformedUnicodeEscape { line });
                 }
                 let mut value: u16 = 0;
-                for &h in &segment[i..i + 4] {
+                for h in &segment[i..i + 4] {
                     let digit = h
+                        .ch()
                         .to_digit(16)
                         .ok_or(ParseError::MalformedUnicodeEscape { line })?;
                     value = (value << 4) | digit as u16;

@@ -86,6 +86,22 @@ pub struct SecretPart {
 }
 
 /// Resolves every reference in `text`.
+/// [`resolve`] of an owned text: a value without references is moved, not copied (most values).
+pub fn resolve_owned(
+    text: String,
+    bindings: &Bindings,
+    providers: &BTreeSet<String>,
+    mode: Mode,
+) -> Result<Resolved, ReferenceError> {
+    if !text.contains("${") {
+        return Ok(Resolved {
+            value: text,
+            ..Resolved::default()
+        });
+    }
+    resolve(&text, bindings, providers, mode)
+}
+
 pub fn resolve(
     text: &str,
     bindings: &Bindings,

@@ -164,12 +164,34 @@ pub struct LoadedFile {
 
 impl LoadedFile {
     /// `configFiles[0] base-client/client.properties:2`
-    pub fn source_label(&self, line: u32) -> String {
-        format!(
-            "configFiles[{}] {}/{}:{}",
-            self.index, self.object, self.key, line
-        )
+    /// `configFiles[i] object/key:` — the label of every entry but its line number.
+    pub fn source_prefix(&self) -> String {
+        format!("configFiles[{}] {}/{}:", self.index, self.object, self.key)
     }
+
+    pub fn source_label(&self, line: u32) -> String {
+        line_label(&self.source_prefix(), line)
+    }
+}
+
+/// `prefix` followed by the line number; one allocation, no formatting machinery (it runs once
+/// per key of every file).
+pub fn line_label(prefix: &str, line: u32) -> String {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut rest = line;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let mut label = String::with_capacity(prefix.len() + digits.len() - at);
+    label.push_str(prefix);
+    label.extend(digits[at..].iter().map(|&d| char::from(d)));
+    label
 }
 
 /// Loads every `spec.configFiles` entry; problems are collected, not short-circuited, so one
@@ -335,4 +357,16 @@ pub fn bindings(
         bindings.env.insert(env.name.clone(), binding);
     }
     bindings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_label;
+
+    #[test]
+    fn line_labels_append_the_decimal_line() {
+        assert_eq!(line_label("f:", 0), "f:0");
+        assert_eq!(line_label("f:", 7), "f:7");
+        assert_eq!(line_label("a/b:", 4_294_967_295), "a/b:4294967295");
+    }
 }

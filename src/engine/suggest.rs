@@ -2,37 +2,79 @@
 
 /// The candidate closest to `input` by edit distance, if close enough to be a likely typo.
 pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let input: Vec<char> = input.chars().collect();
-    let limit = (input.len() / 4).clamp(2, 6);
-    let mut best: Option<(usize, &str)> = None;
-    let mut row = Vec::new();
-    let histogram = char_histogram(input.iter().copied());
-    for candidate in candidates {
-        let bound = best.map_or(limit, |(d, _)| d);
-        // Each edit changes the character counts by at most 2: a cheap lower bound that skips
-        // most of a catalogue before any dynamic programming.
-        let counts = char_histogram(candidate.chars());
-        let difference: usize = histogram
-            .iter()
-            .zip(&counts)
-            .map(|(a, b)| a.abs_diff(*b) as usize)
-            .sum();
-        if difference.div_ceil(2) > bound {
-            continue;
-        }
-        if let Some(d) = bounded_distance(&input, candidate, bound, &mut row)
-            && best.is_none_or(|(bd, bc)| (d, candidate) < (bd, bc))
-        {
-            best = Some((d, candidate));
-        }
-    }
-    best.map(|(_, c)| c)
+    let index = Candidates::new(candidates);
+    index.closest(input)
 }
 
-fn char_histogram(chars: impl Iterator<Item = char>) -> [u16; 64] {
-    let mut counts = [0u16; 64];
+/// Candidates prepared once (lengths and character histograms), for a catalogue that is asked
+/// many times: each query then skips most candidates without touching their text.
+#[derive(Debug, Default)]
+pub struct Candidates<'a> {
+    entries: Vec<Candidate<'a>>,
+}
+
+#[derive(Debug)]
+struct Candidate<'a> {
+    text: &'a str,
+    chars: usize,
+    histogram: Histogram,
+}
+
+type Histogram = [u8; 64];
+
+impl<'a> Candidates<'a> {
+    pub fn new(candidates: impl IntoIterator<Item = &'a str>) -> Self {
+        Self {
+            entries: candidates
+                .into_iter()
+                .map(|text| Candidate {
+                    text,
+                    chars: text.chars().count(),
+                    histogram: histogram(text.chars()),
+                })
+                .collect(),
+        }
+    }
+
+    /// The closest candidate within a typo's distance; ties go to the smaller text.
+    pub fn closest(&self, input: &str) -> Option<&'a str> {
+        let input: Vec<char> = input.chars().collect();
+        let limit = (input.len() / 4).clamp(2, 6);
+        let wanted = histogram(input.iter().copied());
+        let mut best: Option<(usize, &'a str)> = None;
+        let mut row = Vec::new();
+        for candidate in &self.entries {
+            let bound = best.map_or(limit, |(d, _)| d);
+            if input.len().abs_diff(candidate.chars) > bound {
+                continue;
+            }
+            // Each edit changes the character counts by at most 2: a cheap lower bound that
+            // skips most of a catalogue before any dynamic programming.
+            let difference: usize = wanted
+                .iter()
+                .zip(&candidate.histogram)
+                .map(|(a, b)| usize::from(a.abs_diff(*b)))
+                .sum();
+            if difference.div_ceil(2) > bound {
+                continue;
+            }
+            if let Some(d) = bounded_distance(&input, candidate.text, bound, &mut row)
+                && best.is_none_or(|(bd, bc)| (d, candidate.text) < (bd, bc))
+            {
+                best = Some((d, candidate.text));
+            }
+        }
+        best.map(|(_, c)| c)
+    }
+}
+
+/// Character counts folded into 64 buckets (saturating): a lower bound on the edit distance, so
+/// folding and saturation only make it weaker, never wrong.
+fn histogram(chars: impl Iterator<Item = char>) -> Histogram {
+    let mut counts = [0u8; 64];
     for c in chars {
-        counts[(c as usize) % 64] = counts[(c as usize) % 64].saturating_add(1);
+        let bucket = &mut counts[(c as usize) % 64];
+        *bucket = bucket.saturating_add(1);
     }
     counts
 }

@@ -6,7 +6,6 @@ use crate::engine::evaluate::RoleView;
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::sensitive::{self, REDACTED};
 use crate::engine::spec::Role;
-use crate::engine::suggest;
 
 /// Key prefixes whose keys are open-ended (Kafka reads them by prefix), so they are never unknown.
 const OPEN_PREFIXES: &[&str] = &[
@@ -58,20 +57,34 @@ pub fn check_role(
                 // typo: suggestions stop after a few, which keeps large configs cheap to check.
                 let suggestion = if suggestions_left > 0 {
                     suggestions_left -= 1;
-                    suggest::closest(key, set.keys.keys().map(String::as_str))
+                    set.closest_key(key)
                 } else {
                     None
                 };
-                let hint = suggestion
-                    .map(|s| format!("did you mean {s}?"))
-                    .unwrap_or_else(|| {
-                        format!("the {role} client does not define it; Kafka ignores it")
-                    });
+                // Built by hand: this runs for every custom key of large configs.
+                let source = contribution.source.as_str();
+                let mut message = String::with_capacity(key.len() + source.len() + 64);
+                message.push_str(key);
+                message.push_str(" (from ");
+                message.push_str(source);
+                message.push_str("): ");
+                match suggestion {
+                    Some(s) => {
+                        message.push_str("did you mean ");
+                        message.push_str(s);
+                        message.push('?');
+                    }
+                    None => {
+                        message.push_str("the ");
+                        message.push_str(role.as_str());
+                        message.push_str(" client does not define it; Kafka ignores it");
+                    }
+                }
                 warnings.push(Warning {
                     key: key.to_string(),
                     role: Some(role),
                     reason: Reason::UnknownKey,
-                    message: format!("{key} (from {}): {hint}", contribution.source),
+                    message,
                 });
             }
             continue;

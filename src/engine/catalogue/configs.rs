@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
+use crate::engine::suggest::Candidates;
+
 use serde::Deserialize;
 
 use crate::engine::spec::Role;
@@ -115,6 +117,17 @@ struct CatalogueFile {
 pub struct ConfigSet {
     pub source: String,
     pub keys: BTreeMap<String, ConfigKey>,
+    /// The keys prepared for did-you-mean, built on first use.
+    candidates: OnceLock<Candidates<'static>>,
+}
+
+impl ConfigSet {
+    /// The key an unknown key was most likely meant to be.
+    pub fn closest_key(&'static self, unknown: &str) -> Option<&'static str> {
+        self.candidates
+            .get_or_init(|| Candidates::new(self.keys.keys().map(String::as_str)))
+            .closest(unknown)
+    }
 }
 
 #[derive(Debug)]
@@ -142,6 +155,7 @@ impl ConfigCatalogue {
                             ConfigSet {
                                 source: set.source.unwrap_or_default(),
                                 keys,
+                                candidates: OnceLock::new(),
                             },
                         )
                     })
