@@ -266,21 +266,61 @@ pub async fn hashes_in_use(
                     }
                 }
             }
+            // Their old pods run from ControllerRevisions, which say which template each pod
+            // has only through pod labels; until the rollout has finished, every old output may
+            // still be mounted, so nothing is pruned (the caller re-checks soon).
             RolloutKind::StatefulSet => {
                 let api: Api<StatefulSet> = Api::namespaced(client.clone(), namespace);
                 if let Some(s) = api.get_opt(&target.name).await? {
+                    if !statefulset_settled(&s) {
+                        return Err(Error::RolloutInProgress(format!(
+                            "StatefulSet {}",
+                            target.name
+                        )));
+                    }
                     in_use.extend(template_hash(s.spec.as_ref().map(|s| &s.template)));
                 }
             }
             RolloutKind::DaemonSet => {
                 let api: Api<DaemonSet> = Api::namespaced(client.clone(), namespace);
                 if let Some(d) = api.get_opt(&target.name).await? {
+                    if !daemonset_settled(&d) {
+                        return Err(Error::RolloutInProgress(format!(
+                            "DaemonSet {}",
+                            target.name
+                        )));
+                    }
                     in_use.extend(template_hash(d.spec.as_ref().map(|s| &s.template)));
                 }
             }
         }
     }
     Ok(in_use)
+}
+
+/// Every pod of the StatefulSet runs the current template: the controller has seen the latest
+/// spec, and the current revision is the update revision with all replicas updated.
+pub fn statefulset_settled(set: &StatefulSet) -> bool {
+    let Some(status) = &set.status else {
+        return false;
+    };
+    let replicas = set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    status.observed_generation >= set.metadata.generation
+        && status.current_revision.is_some()
+        && status.current_revision == status.update_revision
+        && status.updated_replicas.unwrap_or(0) >= replicas
+        && status.replicas <= replicas
+}
+
+/// Every scheduled pod of the DaemonSet runs the current template.
+pub fn daemonset_settled(set: &DaemonSet) -> bool {
+    let Some(status) = &set.status else {
+        return false;
+    };
+    status.observed_generation >= set.metadata.generation
+        && status.updated_number_scheduled.unwrap_or(0) >= status.desired_number_scheduled
+        && status.current_number_scheduled <= status.desired_number_scheduled
+        && status.number_unavailable.unwrap_or(0) == 0
 }
 
 /// With `output.immutable`, deletes our previous outputs beyond the newest `keep` that no rollout
@@ -302,6 +342,10 @@ pub async fn prune_immutable(
         .unwrap_or(&[]);
     let in_use = match hashes_in_use(client, owner.namespace, targets).await {
         Ok(in_use) => in_use,
+        Err(Error::RolloutInProgress(target)) => {
+            tracing::debug!(%target, "rollout in progress; old immutable outputs kept for now");
+            return Ok(true);
+        }
         Err(error) => {
             // Never delete what may still be mounted: skip this round (e.g. no RBAC to list
             // ReplicaSets) and try again later.
@@ -485,6 +529,89 @@ pub fn status_changed(
 
 #[cfg(test)]
 mod tests {
+
+    use k8s_openapi::api::apps::v1::{DaemonSetStatus, StatefulSetSpec, StatefulSetStatus};
+
+    fn statefulset(
+        generation: i64,
+        replicas: i32,
+        status: Option<StatefulSetStatus>,
+    ) -> StatefulSet {
+        StatefulSet {
+            metadata: kube::api::ObjectMeta {
+                generation: Some(generation),
+                ..Default::default()
+            },
+            spec: Some(StatefulSetSpec {
+                replicas: Some(replicas),
+                ..Default::default()
+            }),
+            status,
+        }
+    }
+
+    fn sts_status(
+        observed: i64,
+        current: &str,
+        update: &str,
+        updated: i32,
+        replicas: i32,
+    ) -> StatefulSetStatus {
+        StatefulSetStatus {
+            observed_generation: Some(observed),
+            current_revision: Some(current.into()),
+            update_revision: Some(update.into()),
+            updated_replicas: Some(updated),
+            replicas,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_statefulset_is_settled_only_when_every_pod_runs_the_update_revision() {
+        let done = sts_status(2, "web-b", "web-b", 3, 3);
+        assert!(statefulset_settled(&statefulset(2, 3, Some(done))));
+        // Not yet observed the new spec, mid-rollout, surplus pods, no status at all.
+        assert!(!statefulset_settled(&statefulset(
+            3,
+            3,
+            Some(sts_status(2, "web-b", "web-b", 3, 3))
+        )));
+        assert!(!statefulset_settled(&statefulset(
+            2,
+            3,
+            Some(sts_status(2, "web-a", "web-b", 1, 3))
+        )));
+        assert!(!statefulset_settled(&statefulset(
+            2,
+            3,
+            Some(sts_status(2, "web-b", "web-b", 3, 4))
+        )));
+        assert!(!statefulset_settled(&statefulset(2, 3, None)));
+    }
+
+    #[test]
+    fn a_daemonset_is_settled_only_when_every_scheduled_pod_is_updated_and_available() {
+        let set = |observed: i64, updated: i32, unavailable: i32| DaemonSet {
+            metadata: kube::api::ObjectMeta {
+                generation: Some(4),
+                ..Default::default()
+            },
+            spec: None,
+            status: Some(DaemonSetStatus {
+                observed_generation: Some(observed),
+                desired_number_scheduled: 5,
+                current_number_scheduled: 5,
+                updated_number_scheduled: Some(updated),
+                number_unavailable: Some(unavailable),
+                ..Default::default()
+            }),
+        };
+        assert!(daemonset_settled(&set(4, 5, 0)));
+        assert!(!daemonset_settled(&set(3, 5, 0)));
+        assert!(!daemonset_settled(&set(4, 4, 0)));
+        assert!(!daemonset_settled(&set(4, 5, 1)));
+    }
     use super::*;
 
     fn old(name: &str, hash: &str, secs: i64) -> OldOutput {

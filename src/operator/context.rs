@@ -30,6 +30,9 @@ pub enum Error {
     MissingField(&'static str),
     #[error("cannot serialize: {0}")]
     Serialize(#[from] serde_json::Error),
+    /// A rollout target is still replacing pods: which old outputs they mount is not known yet.
+    #[error("{0} is still rolling out")]
+    RolloutInProgress(String),
 }
 
 impl Error {
@@ -45,6 +48,7 @@ impl Error {
             Error::Kube(_) => "Transport",
             Error::MissingField(_) => "MissingField",
             Error::Serialize(_) => "Serialize",
+            Error::RolloutInProgress(_) => "RolloutInProgress",
         }
     }
 }
