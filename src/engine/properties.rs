@@ -61,7 +61,13 @@ pub fn load_map(bytes: &[u8]) -> Result<BTreeMap<String, String>, ParseError> {
 trait Unit: Copy + Eq {
     fn ch(self) -> char;
     /// The text of a slice with no escapes in it.
-    fn text(units: &[Self]) -> String;
+    fn text(units: &[Self]) -> String {
+        let mut out = String::with_capacity(units.len());
+        Self::push_text(&mut out, units);
+        out
+    }
+    /// Appends the text of a slice with no escapes in it.
+    fn push_text(out: &mut String, units: &[Self]);
 }
 
 impl Unit for u8 {
@@ -69,10 +75,10 @@ impl Unit for u8 {
         char::from(self)
     }
 
-    fn text(units: &[u8]) -> String {
+    fn push_text(out: &mut String, units: &[u8]) {
         match std::str::from_utf8(units) {
-            Ok(ascii) if units.is_ascii() => ascii.to_owned(),
-            _ => units.iter().map(|&b| char::from(b)).collect(),
+            Ok(ascii) if units.is_ascii() => out.push_str(ascii),
+            _ => out.extend(units.iter().map(|&b| char::from(b))),
         }
     }
 }
@@ -82,8 +88,8 @@ impl Unit for char {
         self
     }
 
-    fn text(units: &[char]) -> String {
-        units.iter().collect()
+    fn push_text(out: &mut String, units: &[char]) {
+        out.extend(units.iter());
     }
 }
 
@@ -135,6 +141,11 @@ impl<T: Unit> LogicalLine<T> {
         }
         debug_assert_eq!(self.end.max(self.start), at);
         self.end = at + 1;
+    }
+
+    /// Extends the current part (just pushed to) up to `end`, exclusive.
+    fn extend_to(&mut self, end: usize) {
+        self.end = end;
     }
 
     /// Drops the last unit: only ever the backslash just pushed.
@@ -236,6 +247,17 @@ impl<'a, T: Unit> LineReader<'a, T> {
             if c != '\n' && c != '\r' {
                 buf.push(self.pos - 1);
                 preceding_backslash = c == '\\' && !preceding_backslash;
+                // The rest of the natural line up to its terminator joins the line as it is:
+                // a tight scan instead of the full state machine per character.
+                while let Some(&next) = input.get(self.pos) {
+                    let d = next.ch();
+                    if d == '\n' || d == '\r' {
+                        break;
+                    }
+                    preceding_backslash = d == '\\' && !preceding_backslash;
+                    self.pos += 1;
+                }
+                buf.extend_to(self.pos);
                 continue;
             }
             self.count_line_end(c);
@@ -309,12 +331,13 @@ fn split_key_value<T: Unit>(line: &[T]) -> (usize, usize) {
 
 /// `Properties.loadConvert`: resolves escapes; `\uXXXX` units are joined into UTF-16 pairs.
 fn unescape<T: Unit>(segment: &[T], line: u32) -> Result<String, ParseError> {
-    if !segment.iter().any(|u| u.ch() == '\\') {
+    let Some(first) = segment.iter().position(|u| u.ch() == '\\') else {
         return Ok(T::text(segment));
-    }
+    };
     let mut units: Vec<u16> = Vec::new();
     let mut out = String::with_capacity(segment.len());
-    let mut i = 0;
+    T::push_text(&mut out, &segment[..first]);
+    let mut i = first;
     while i < segment.len() {
         let mut c = segment[i].ch();
         i += 1;
@@ -345,8 +368,19 @@ fn unescape<T: Unit>(segment: &[T], line: u32) -> Result<String, ParseError> {
                 other => other,
             };
         }
-        flush_units(&mut units, &mut out, line)?;
+        if !units.is_empty() {
+            flush_units(&mut units, &mut out, line)?;
+        }
         out.push(c);
+        // Copy the run up to the next backslash in one go.
+        let run = segment[i..]
+            .iter()
+            .position(|u| u.ch() == '\\')
+            .unwrap_or(segment.len() - i);
+        if run > 0 {
+            T::push_text(&mut out, &segment[i..i + run]);
+            i += run;
+        }
     }
     flush_units(&mut units, &mut out, line)?;
     Ok(out)
