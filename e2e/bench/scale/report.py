@@ -176,6 +176,8 @@ def main():
     if os.path.exists(a.history):
         with open(a.history) as f:
             history = json.load(f)
+    # Re-reporting the same run (same summary) replaces its row instead of adding one.
+    history = [h for h in history if h.get("measured") != when]
     history.append({"measured": when, "commit": head, "tree_dirty": bool(dirty), "label": a.label,
                     "figures": {k: v[0] for k, v in figs.items()}})
     with open(a.history, "w") as f:
@@ -194,8 +196,10 @@ def main():
     w("")
     mem = sh("free -g | awk '/Mem:/ {print $2}'")
     w("- Machine: " + f"{cpu_model()}, `nproc` {sh('nproc')}, {mem} GiB RAM, "
-      f"kernel `{platform.release()}`; shared with other work (two other builds/tests ran on the same 2 cores), "
-      "so absolute times are noisy; counts (writes, reconciles, requests) are not.")
+      f"kernel `{platform.release()}`"
+      + (f"; load average {s['loadavg']} at the end of the run" if s.get("loadavg") else "")
+      + "; a machine shared with other work (absolute times are noisy; counts of writes, reconciles and "
+      "requests are not).")
     w(f"- Operator: release build (`{a.build_cmd}`) of commit `{head}`"
       + (f", working tree dirty in {len(dirty)} path(s) of src/Cargo.*" if dirty else ", clean tree for src/Cargo.*")
       + "; run as the chart's ServiceAccount (impersonating kubeconfig), leader election on, one replica.")

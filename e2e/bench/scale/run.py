@@ -391,6 +391,7 @@ def save(summary, path, t_run, tracker=None):
         summary["watch_errors"] = [repr(e)[:300] for e in tracker.errors]
     summary["finished"] = now_utc()
     summary["wall_s"] = time.monotonic() - t_run
+    summary["loadavg"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     with open(path + ".tmp", "w") as f:
         json.dump(summary, f, indent=2)
     os.replace(path + ".tmp", path)
