@@ -572,6 +572,37 @@ fn operator_end_to_end() {
         unpaused.elapsed()
     );
 
+    step("Events: Normal Rendered on renders, a Warning naming the reason on failures");
+    eventually("events of orders-producer", Duration::from_secs(15), || {
+        let events = cluster
+            .json(&[
+                "get",
+                "events",
+                "-n",
+                NS,
+                "--field-selector",
+                "involvedObject.name=orders-producer",
+            ])
+            .ok_or("no events list")?;
+        let items = events["items"].as_array().cloned().unwrap_or_default();
+        let rendered = items
+            .iter()
+            .any(|e| e["type"] == "Normal" && e["reason"] == "Rendered");
+        // The invalid edit (acks=sometimes) must have produced a Warning whose message says why.
+        let failure = items.iter().any(|e| {
+            e["type"] == "Warning"
+                && e["reason"] != "Rendered"
+                && e["message"].as_str().is_some_and(|m| m.contains("acks"))
+        });
+        let kinds: Vec<String> = items
+            .iter()
+            .map(|e| format!("{}/{}", e["type"], e["reason"]))
+            .collect();
+        (rendered && failure)
+            .then_some(())
+            .ok_or(format!("events: {kinds:?}"))
+    });
+
     step("garbage collection after deleting a KafkaToolConfig");
     cluster.kubectl(&["delete", "kafkatoolconfig", "audit-producer", "-n", NS]);
     eventually(
