@@ -572,6 +572,41 @@ fn operator_end_to_end() {
         unpaused.elapsed()
     );
 
+    step("a KafkaToolConfig the operator cannot decode gets Ready=False InvalidSpec, others go on");
+    // `args` values are free-form in the schema (a string, number or boolean is meant); an object
+    // passes the API server and fails the operator's types.
+    cluster.run(
+        &["apply", "-f", "-"],
+        Some(&format!(
+            "apiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {{name: undecodable, namespace: {NS}}}\n\
+             spec: {{tool: kafka-console-producer, args: {{topic: {{nested: true}}}}, \
+             configFiles: [{{configMapKeyRef: {{name: base-client, key: client.properties}}}}]}}\n"
+        )),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    eventually("InvalidSpec status", Duration::from_secs(20), || {
+        let c = cluster
+            .json(&["get", "kafkatoolconfig", "undecodable", "-n", NS])
+            .ok_or("gone")?;
+        let ready = condition(&c, "Ready").ok_or(format!("no Ready: {}", c["status"]))?;
+        (ready["status"] == "False"
+            && ready["reason"] == "InvalidSpec"
+            && c["status"]["observedGeneration"] == c["metadata"]["generation"])
+            .then_some(())
+            .ok_or(format!("{}", c["status"]))
+    });
+    ready_config(&cluster, "orders-producer").expect("other configs unaffected");
+    cluster.merge_patch(
+        "kafkatoolconfig",
+        "undecodable",
+        Some(NS),
+        serde_json::json!({"spec": {"args": {"topic": "fixed"}}}),
+    );
+    eventually("Ready after the fix", Duration::from_secs(20), || {
+        ready_config(&cluster, "undecodable")
+    });
+    cluster.kubectl(&["delete", "kafkatoolconfig", "undecodable", "-n", NS]);
+
     step("Events: Normal Rendered on renders, a Warning naming the reason on failures");
     eventually("events of orders-producer", Duration::from_secs(15), || {
         let events = cluster

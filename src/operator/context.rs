@@ -97,6 +97,9 @@ pub struct Context {
     pub index: Mutex<ReverseIndex>,
     pub seen: Mutex<HashMap<ConfigKey, Seen>>,
     pub failures: Mutex<HashMap<ConfigKey, u32>>,
+    /// KafkaToolConfigs that do not decode, with the generation whose status says so (our own
+    /// status write comes back as an event; it must not be reported again).
+    pub invalid_reported: Mutex<HashMap<ConfigKey, Option<i64>>>,
     /// Only the leader writes; everyone else keeps warm caches.
     pub leader: Arc<AtomicBool>,
     /// The namespace and GlobalClientDefaults caches: rendering before they are full would change content.
@@ -142,6 +145,7 @@ impl Context {
             index: Mutex::default(),
             seen: Mutex::default(),
             failures: Mutex::default(),
+            invalid_reported: Mutex::default(),
             leader,
             namespaces_synced: Synced::default(),
             globals_synced: Synced::default(),

@@ -25,7 +25,7 @@ use futures::future::BoxFuture;
 use futures::{FutureExt, Stream, StreamExt};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
-use kube::api::Api;
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use kube::core::error_boundary::InvalidObject;
 use kube::core::{DeserializeGuard, NamespaceResourceScope, PartialObjectMeta};
 use kube::runtime::controller::{Config as ControllerConfig, Controller};
@@ -47,6 +47,7 @@ use crate::operator::metrics::Metrics;
 use crate::operator::reconcile::{error_policy, reconcile};
 use crate::operator::{OperatorError, RunOptions, check_crds};
 use crate::output::{HASH_ANNOTATION, MANAGED_BY_LABEL, MANAGER};
+use crate::status;
 
 /// Trailing-edge debounce: a ConfigMap and a Secret applied back to back (one `kubectl apply` of a
 /// commit sends them a round trip apart) become one render. Every edit waits this long before
@@ -597,16 +598,23 @@ fn unguard(
     }
 }
 
-/// A log line and (on the leader) a Warning Event naming the object. The deserializer's message is
-/// not repeated: it may quote a value of the spec, and values never go to logs or events.
+/// A log line and (on the leader) a Warning Event and a status naming the object: Ready=False and
+/// Valid=False with reason `InvalidSpec`, so kstatus, Argo CD and `kubectl get` show it too. The
+/// deserializer's message is not repeated: it may quote a value of the spec, and values never go
+/// to logs, events or status.
 async fn report_invalid(ctx: &Context, object: InvalidObject) {
     let meta = object.metadata;
     let namespace = meta.namespace.clone().unwrap_or_default();
     let name = meta.name.clone().unwrap_or_default();
-    warn!(%namespace, %name, "KafkaToolConfig does not match the operator's types; skipped until it is fixed");
     if !ctx.is_leader() {
+        debug!(%namespace, %name, "KafkaToolConfig does not match the operator's types (the leader reports it)");
         return;
     }
+    let key = (namespace.clone(), name.clone());
+    if lock(&ctx.invalid_reported).insert(key, meta.generation) == Some(meta.generation) {
+        return;
+    }
+    warn!(%namespace, %name, "KafkaToolConfig does not match the operator's types; skipped until it is fixed");
     let reference = ObjectReference {
         api_version: Some(KafkaToolConfig::api_version(&()).into_owned()),
         kind: Some(KafkaToolConfig::kind(&()).into_owned()),
@@ -618,12 +626,8 @@ async fn report_invalid(ctx: &Context, object: InvalidObject) {
     };
     let event = Event {
         type_: EventType::Warning,
-        reason: "InvalidSpec".into(),
-        note: Some(
-            "this KafkaToolConfig does not match the operator's types (check it with \
-             `kafka-config-operator validate`); it is skipped until fixed"
-                .into(),
-        ),
+        reason: INVALID_SPEC.into(),
+        note: Some(INVALID_SPEC_MESSAGE.into()),
         action: "Decode".into(),
         secondary: None,
     };
@@ -631,6 +635,46 @@ async fn report_invalid(ctx: &Context, object: InvalidObject) {
         Ok(()) => ctx.metrics.write("Event"),
         Err(e) => warn!(error = %e, "cannot publish an event"),
     }
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        ctx.client.clone(),
+        &namespace,
+        &ApiResource::erase::<KafkaToolConfig>(&()),
+    );
+    let patch = invalid_status(meta.generation, &crate::operator::reconcile::now());
+    match api
+        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Ok(_) => ctx.metrics.write("Status"),
+        Err(e) => {
+            // Try again on the next event rather than never.
+            lock(&ctx.invalid_reported).remove(&(namespace.clone(), name.clone()));
+            warn!(%namespace, %name, error = %e, "cannot write the status of an undecodable KafkaToolConfig");
+        }
+    }
+}
+
+const INVALID_SPEC: &str = "InvalidSpec";
+const INVALID_SPEC_MESSAGE: &str = "this KafkaToolConfig does not match the operator's types (check it \
+     with `kafka-config-operator validate`); it is skipped until fixed";
+
+/// The status merge patch for a KafkaToolConfig that does not decode (conditions are replaced as
+/// a whole; the last good hash and history stay).
+fn invalid_status(generation: Option<i64>, now: &str) -> serde_json::Value {
+    let mut conditions = Vec::new();
+    for type_ in [status::READY, status::VALID] {
+        status::set_condition(
+            &mut conditions,
+            &[],
+            type_,
+            "False",
+            INVALID_SPEC,
+            INVALID_SPEC_MESSAGE.to_string(),
+            generation,
+            now,
+        );
+    }
+    serde_json::json!({"status": {"observedGeneration": generation, "conditions": conditions}})
 }
 
 /// Campaigns for the Lease until leadership is lost (then returns the reason).
@@ -713,6 +757,27 @@ async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_undecodable_config_gets_ready_and_valid_false_at_its_generation() {
+        let patch = invalid_status(Some(7), "2026-12-02T00:00:00Z");
+        assert_eq!(patch["status"]["observedGeneration"], 7);
+        let conditions = patch["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let types: Vec<&str> = conditions
+            .iter()
+            .filter_map(|c| c["type"].as_str())
+            .collect();
+        assert_eq!(types, ["Ready", "Valid"]);
+        for c in &conditions {
+            assert_eq!(c["status"], "False");
+            assert_eq!(c["reason"], "InvalidSpec");
+            assert_eq!(c["observedGeneration"], 7);
+            assert_eq!(c["lastTransitionTime"], "2026-12-02T00:00:00Z");
+        }
+    }
 
     fn guard(spec: serde_json::Value) -> DeserializeGuard<KafkaToolConfig> {
         serde_json::from_value(serde_json::json!({
