@@ -692,9 +692,21 @@ async fn campaign(
     let mut last_renewal: Option<Instant> = None;
     loop {
         let is_leader = leader.load(Ordering::SeqCst);
-        match lease.try_acquire_or_renew().await {
+        // A Lease request that hangs (etcd down, a partition) must not keep a leader past its
+        // renew deadline: the Lease may expire and a standby take over meanwhile. The attempt
+        // gets what is left of the deadline (a standby the whole deadline), and a renewal counts
+        // from when it started, which is the renewTime it writes.
+        let started = Instant::now();
+        let budget = match (is_leader, last_renewal) {
+            (true, Some(t)) => leader::RENEW_DEADLINE.saturating_sub(t.elapsed()),
+            _ => leader::RENEW_DEADLINE,
+        };
+        let attempt = tokio::time::timeout(budget, lease.try_acquire_or_renew())
+            .await
+            .unwrap_or(Err(leader::LeaderError::Timeout(budget)));
+        match attempt {
             Ok(Attempt::Held) => {
-                last_renewal = Some(Instant::now());
+                last_renewal = Some(started);
                 if !is_leader {
                     leader.store(true, Ordering::SeqCst);
                     metrics.leader(true);

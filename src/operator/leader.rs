@@ -30,6 +30,8 @@ pub enum LeaderError {
         #[source]
         source: kube::Error,
     },
+    #[error("Lease request gave no answer within {0:?}")]
+    Timeout(Duration),
 }
 
 pub struct LeaseLock {
