@@ -40,6 +40,14 @@ cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 end
 
+begin "cargo deny (licences, bans, sources)"
+# advisories are not checked: their database cannot be fetched here (docs/RELIABILITY.md)
+if [ ! -x .cache/cargo-bin/bin/cargo-deny ]; then
+  cargo install --locked --root .cache/cargo-bin cargo-deny
+fi
+PATH=$ROOT/.cache/cargo-bin/bin:$PATH cargo deny --locked check licenses bans sources
+end
+
 begin "build (debug, shared by tests and e2e)"
 cargo build --all-targets --locked
 end
@@ -70,6 +78,18 @@ end
 if [ -f tests/e2e_operator.rs ]; then
   begin "e2e: operator on the real control plane"
   KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_operator -- --test-threads=1
+  end
+fi
+
+if [ -f tests/e2e_faults.rs ]; then
+  begin "e2e: faults (restarts, 410, 409, SIGKILL, leader kill, 429)"
+  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_faults -- --test-threads=1 --nocapture
+  end
+fi
+
+if [ -f tests/e2e_security.rs ]; then
+  begin "e2e: security (canary, tenancy, least-privilege RBAC)"
+  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_security -- --test-threads=1 --nocapture
   end
 fi
 
