@@ -607,6 +607,67 @@ fn operator_end_to_end() {
     });
     cluster.kubectl(&["delete", "kafkatoolconfig", "undecodable", "-n", NS]);
 
+    step("a ConfigMap and a Secret applied together render once (debounce)");
+    let pair = |linger: u32, batch: u32| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: pair-client, namespace: {NS}}}\n\
+             data: {{client.properties: \"bootstrap.servers=kafka-0:9092\\nlinger.ms={linger}\\n\"}}\n---\n\
+             apiVersion: v1\nkind: Secret\nmetadata: {{name: pair-tuning, namespace: {NS}}}\n\
+             stringData: {{client.properties: \"batch.size={batch}\\n\"}}\n"
+        )
+    };
+    cluster
+        .run(
+            &["apply", "--server-side", "-f", "-"],
+            Some(&format!(
+                "{}---\napiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\n\
+                 metadata: {{name: pair, namespace: {NS}}}\n\
+                 spec: {{tool: kafka-console-producer, args: {{topic: pair}}, output: {{kind: Secret}}, \
+                 configFiles: [{{configMapKeyRef: {{name: pair-client, key: client.properties}}}}, \
+                 {{secretKeyRef: {{name: pair-tuning, key: client.properties}}}}]}}\n",
+                pair(1, 1000)
+            )),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let before = eventually("pair Ready", Duration::from_secs(20), || {
+        ready_config(&cluster, "pair")
+    });
+    let revisions = |c: &serde_json::Value| c["status"]["history"].as_array().map_or(0, Vec::len);
+    let revisions_before = revisions(&before);
+    // One apply call: the two objects are written a round trip apart.
+    cluster
+        .run(&["apply", "--server-side", "-f", "-"], Some(&pair(2, 2000)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let after = eventually("pair re-rendered", Duration::from_secs(20), || {
+        let c = ready_config(&cluster, "pair")?;
+        (c["status"]["configHash"] != before["status"]["configHash"])
+            .then_some(c)
+            .ok_or("not yet".to_string())
+    });
+    std::thread::sleep(Duration::from_secs(2)); // a second render would show by now
+    let settled = ready_config(&cluster, "pair").expect("pair Ready");
+    assert_eq!(
+        settled["status"]["configHash"], after["status"]["configHash"],
+        "a second render followed"
+    );
+    assert_eq!(
+        revisions(&settled),
+        revisions_before + 1,
+        "two edits applied together made more than one revision: {}",
+        settled["status"]["history"]
+    );
+    let latest = settled["status"]["history"]
+        .as_array()
+        .and_then(|h| h.iter().max_by_key(|e| e["revision"].as_i64()))
+        .cloned()
+        .unwrap_or_default();
+    let changed = latest["changedKeys"].to_string();
+    assert!(
+        changed.contains("linger.ms") && changed.contains("batch.size"),
+        "the one revision should carry both edits: {latest}"
+    );
+    cluster.kubectl(&["delete", "kafkatoolconfig", "pair", "-n", NS]);
+
     step("Events: Normal Rendered on renders, a Warning naming the reason on failures");
     eventually("events of orders-producer", Duration::from_secs(15), || {
         let events = cluster
