@@ -1193,7 +1193,6 @@ fn api_throttling_429() {
 /// must put the rendered files back (an output whose files differ from its hash would roll no pod
 /// and would be trusted as current forever).
 #[test]
-#[ignore = "open bug in src/operator/apply.rs (ensure compares only the hash annotation, never the files): run with --ignored once fixed"]
 fn output_content_drift_is_repaired() {
     let _serial = serial();
     let lease = "kco-faults-drift";

@@ -167,7 +167,8 @@ where
         Some(existing) => {
             let live = hash_of(&existing.metadata);
             state.previous_hash = live.clone();
-            if live.as_deref() == Some(rendered.hash.as_str()) || immutable {
+            let drifted = foreign_data_owner(&existing.metadata);
+            if (live.as_deref() == Some(rendered.hash.as_str()) && !drifted) || immutable {
                 // Immutable objects are content-addressed: same name, same content.
                 state.hash = live.or_else(|| Some(rendered.hash.clone()));
             } else {
@@ -183,6 +184,20 @@ where
         }
     }
     Ok(state)
+}
+
+/// Whether another field manager has written the output's files (`kubectl edit`, a controller):
+/// the hash annotation may still say current while the content is not. Our forced apply takes
+/// the fields back, so after a repair this is false again.
+pub fn foreign_data_owner(meta: &kube::api::ObjectMeta) -> bool {
+    meta.managed_fields.iter().flatten().any(|entry| {
+        entry.manager.as_deref() != Some(MANAGER)
+            && entry.fields_v1.as_ref().is_some_and(|fields| {
+                ["f:data", "f:binaryData", "f:stringData"]
+                    .iter()
+                    .any(|f| fields.0.get(*f).is_some())
+            })
+    })
 }
 
 /// An old (not current) immutable output of ours, as seen by [`plan_prune`].
@@ -565,6 +580,30 @@ mod tests {
             replicas,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn files_written_by_another_manager_count_as_drift() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
+        let entry = |manager: &str, fields: serde_json::Value| ManagedFieldsEntry {
+            manager: Some(manager.into()),
+            fields_v1: Some(FieldsV1(fields)),
+            ..Default::default()
+        };
+        let meta = |entries: Vec<ManagedFieldsEntry>| kube::api::ObjectMeta {
+            managed_fields: Some(entries),
+            ..Default::default()
+        };
+        let ours = entry(MANAGER, json!({"f:data": {"f:tool.args": {}}}));
+        assert!(!foreign_data_owner(&meta(vec![ours.clone()])));
+        // Someone labelled the object: not its files.
+        let labels = entry("kubectl-label", json!({"f:metadata": {"f:labels": {}}}));
+        assert!(!foreign_data_owner(&meta(vec![ours.clone(), labels])));
+        let edit = entry(
+            "kubectl-edit",
+            json!({"f:data": {"f:producer.properties": {}}}),
+        );
+        assert!(foreign_data_owner(&meta(vec![ours, edit])));
     }
 
     #[test]

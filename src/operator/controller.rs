@@ -171,6 +171,11 @@ async fn forward_owned<K>(
             let _ = tx.send(owner);
             continue;
         }
+        // Files edited by someone else under a current hash annotation: repair now.
+        if crate::operator::apply::foreign_data_owner(&object.metadata) {
+            let _ = tx.send(owner);
+            continue;
+        }
         let hash = output_hash(&object);
         if recorded(&reader, &owner, hash.as_deref()) {
             continue;
