@@ -858,32 +858,19 @@ fn concurrent_editor_conflicts() {
         Some(&bogus_status),
     )
     .expect("forced status apply");
-    // and it takes an output name: deletes the operator's cfg-5-kafka and creates its own
-    // (the operator may re-create it first: then the intruder tries again)
-    let mut grabs = 0;
-    eventually(
-        "the intruder to hold cfg-5-kafka",
-        Duration::from_secs(30),
-        || {
-            grabs += 1;
-            // delete and create in one kubectl call (replace --force), to beat the operator
-            let _ = c.run(
-                &["replace", "--force", "-f", "-"],
-                Some(
-                    &json!({"apiVersion": "v1", "kind": "ConfigMap",
-                            "metadata": {"name": "cfg-5-kafka", "namespace": ns},
-                            "data": {"note": "intruder"}})
-                    .to_string(),
-                ),
-            );
-            let held = c
-                .json(&["get", "configmap", "cfg-5-kafka", "-n", &ns])
-                .ok_or("gone")?;
-            (held["data"]["note"] == "intruder")
-                .then_some(())
-                .ok_or("the operator won the race".to_string())
-        },
+    // and it takes an output name: it strips the operator's ownership off cfg-5-kafka in one
+    // update (a delete-and-create raced the operator, which re-creates a deleted output at once).
+    let grabs = 1;
+    c.merge_patch(
+        "configmap",
+        "cfg-5-kafka",
+        Some(&ns),
+        json!({"metadata": {"ownerReferences": null, "labels": null}, "data": {"note": "intruder"}}),
     );
+    let held = c
+        .json(&["get", "configmap", "cfg-5-kafka", "-n", &ns])
+        .expect("the grabbed object");
+    assert_eq!(held["data"]["note"], "intruder");
     // cfg-4's source changes after the intruder's status write, so it is reconciled again
     let mut objects = world_objects(&ns, world.n, 1);
     for o in objects.iter_mut() {
