@@ -1194,6 +1194,16 @@ fn rbac_is_least_privilege() {
         &["replace", "-f", "-"],
         &to_yaml(&[without(&cluster_role, None), without(&role, None)]),
     );
+    // The authorizer sees the restored role a moment later; the last removal was denied, so
+    // wait until every permission is granted again before the proof run.
+    eventually(
+        "every permission to be granted again",
+        Duration::from_secs(30),
+        || match all.iter().find(|(_, t)| !can_i(&cluster, t)) {
+            None => Ok(()),
+            Some((_, t)) => Err(format!("{t:?} still denied")),
+        },
+    );
     let (failed, _, _) = rbac_run(&cluster, &sa, 1000, None, Duration::from_secs(20));
     assert!(failed.is_empty(), "after restoring the role: {failed:?}");
     println!(
