@@ -6,10 +6,9 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use kafka_config_operator::engine::properties;
-use kafka_config_operator::engine::{Request, evaluate};
 
 mod inputs;
-use inputs::{properties_file, sources, spec};
+use inputs::{evaluate_bench, properties_file, sources, spec};
 
 fn benches(c: &mut Criterion) {
     for n in [20usize, 200, 5000] {
@@ -21,18 +20,7 @@ fn benches(c: &mut Criterion) {
         let sources = sources(n);
         let labels = BTreeMap::new();
         c.bench_with_input(BenchmarkId::new("evaluate_and_render", n), &n, |b, _| {
-            b.iter(|| {
-                let ev = evaluate(&Request {
-                    name: "bench",
-                    namespace: "ns",
-                    spec: black_box(&spec),
-                    namespace_labels: &labels,
-                    globals: &[],
-                    sources: &sources,
-                });
-                assert!(ev.rendered.is_some(), "{:?}", ev.problems);
-                ev
-            })
+            b.iter(|| evaluate_bench(&spec, &sources, &labels))
         });
         let map: BTreeMap<String, String> =
             properties::load_map(file.as_bytes()).unwrap_or_default();

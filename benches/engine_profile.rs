@@ -9,10 +9,9 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 
 use kafka_config_operator::engine::properties;
-use kafka_config_operator::engine::{Request, evaluate};
 
 mod inputs;
-use inputs::{properties_file, sources, spec};
+use inputs::{evaluate_bench, properties_file, sources, spec};
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -41,16 +40,7 @@ fn main() {
             );
         }
         "evaluate" => {
-            let ev = evaluate(&Request {
-                name: "bench",
-                namespace: "ns",
-                spec: black_box(&spec),
-                namespace_labels: &labels,
-                globals: &[],
-                sources: &sources,
-            });
-            assert!(ev.rendered.is_some(), "{:?}", ev.problems);
-            black_box(ev);
+            black_box(evaluate_bench(&spec, &sources, &labels));
         }
         "store" => {
             black_box(properties::store(

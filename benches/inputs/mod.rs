@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use kafka_config_operator::engine::sources::{SourceData, SourceSet};
 use kafka_config_operator::engine::spec::{ConfigFileSource, KeyRef, Scalar, ToolConfigSpec};
+use kafka_config_operator::engine::{Evaluation, Request, evaluate};
 
 /// A `.properties` file of `n` keys: real producer keys first, then custom ones.
 pub fn properties_file(n: usize) -> String {
@@ -70,4 +71,23 @@ pub fn sources(n: usize) -> SourceSet {
         },
     );
     set
+}
+
+/// One evaluation of the bench config, as both benches run it; a config that does not render
+/// would measure the error path, so it stops the bench.
+pub fn evaluate_bench(
+    spec: &ToolConfigSpec,
+    sources: &SourceSet,
+    labels: &BTreeMap<String, String>,
+) -> Evaluation {
+    let ev = evaluate(&Request {
+        name: "bench",
+        namespace: "ns",
+        spec: std::hint::black_box(spec),
+        namespace_labels: labels,
+        globals: &[],
+        sources,
+    });
+    assert!(ev.rendered.is_some(), "{:?}", ev.problems);
+    ev
 }
