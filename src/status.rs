@@ -118,6 +118,44 @@ pub struct KafkaToolConfigStatus {
     pub history: Vec<HistoryEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rollout: Vec<RolloutStatus>,
+    /// What the last evaluation read (set by the operator, not by `validate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<InputsStatus>,
+}
+
+/// The versions of everything an evaluation read. With it, the operator proves from its watch
+/// caches alone that nothing changed since the live output was rendered (after a restart, or on
+/// the periodic resync) and reads nothing; `history` names the source that changed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InputsStatus {
+    /// Version of the operator that evaluated it: a new release renders everything again.
+    pub operator: String,
+    /// Every referenced ConfigMap and Secret, with the resourceVersion read (none: not found).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceVersion>,
+    /// Every GlobalClientDefaults that selected the config (applied or invalid), with its
+    /// generation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub global_client_defaults: Vec<GlobalVersion>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceVersion {
+    /// ConfigMap or Secret.
+    pub kind: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GlobalVersion {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<i64>,
 }
 
 impl KafkaToolConfigStatus {
@@ -193,6 +231,7 @@ pub fn build(
         observed_generation: generation,
         history: previous.map(|p| p.history.clone()).unwrap_or_default(),
         rollout: previous.map(|p| p.rollout.clone()).unwrap_or_default(),
+        inputs: previous.and_then(|p| p.inputs.clone()),
         ..Default::default()
     };
     let mut conditions = Vec::new();

@@ -451,6 +451,28 @@ fn operator_end_to_end() {
             (n >= 3.0).then_some(()).ok_or(format!("{n} reconciles"))
         },
     );
+    // Every Ready config without rollout targets (their workloads are checked on the API server)
+    // is proven unchanged from the watch caches alone (status.inputs, the ConfigMap/Secret
+    // versions, the cached output's hash): no read, no render, no write.
+    let ready_configs = cluster
+        .json(&["get", "kafkatoolconfig", "-n", NS])
+        .and_then(|l| l["items"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter(|c| condition(c, "Ready").is_some_and(|r| r["status"] == "True"))
+        .filter(|c| c["spec"]["rollout"]["targets"].as_array().is_none_or(Vec::is_empty))
+        .count() as f64;
+    assert!(ready_configs >= 1.0, "expected Ready configs to restart over");
+    eventually(
+        "B to find every Ready config unchanged without reading it",
+        Duration::from_secs(30),
+        || {
+            let n = b.metric_sum("kafka_config_reconciles_unchanged_total");
+            (n >= ready_configs)
+                .then_some(())
+                .ok_or(format!("{n} of {ready_configs} unchanged"))
+        },
+    );
     std::thread::sleep(Duration::from_secs(6)); // a GlobalClientDefaults status round too
     let writes = b.metric_sum("kafka_config_writes_total");
     let reconciles = b.metric_sum("kafka_config_reconciles_total");

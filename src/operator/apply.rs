@@ -20,6 +20,7 @@ use crate::engine::render::Rendered;
 use crate::engine::spec::{RolloutKind, RolloutTarget, ToolConfigSpec};
 use crate::operator::context::Error;
 use crate::operator::metrics::Metrics;
+use crate::operator::versions::Cached;
 use crate::output::{self, CONFIG_LABEL, HASH_ANNOTATION, MANAGER, OutputObject, Owner};
 use crate::status::{KafkaToolConfigStatus, RolloutStatus};
 
@@ -84,6 +85,7 @@ pub async fn ensure_output(
     spec: &ToolConfigSpec,
     rendered: &Rendered,
     previous_status_hash: Option<&str>,
+    cached: Cached,
 ) -> Result<OutputState, Error> {
     let object = output::build(owner, spec, rendered);
     let immutable = spec.output().immutable == Some(true);
@@ -99,6 +101,7 @@ pub async fn ensure_output(
                 rendered,
                 immutable,
                 previous_status_hash,
+                cached,
             )
             .await
         }
@@ -113,6 +116,7 @@ pub async fn ensure_output(
                 rendered,
                 immutable,
                 previous_status_hash,
+                cached,
             )
             .await
         }
@@ -129,61 +133,154 @@ async fn ensure<K>(
     rendered: &Rendered,
     immutable: bool,
     previous_status_hash: Option<&str>,
+    cached: Cached,
 ) -> Result<OutputState, Error>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + OutputFiles,
 {
     let name = object.name_any();
     let uid = owner.uid.ok_or(Error::MissingField("metadata.uid"))?;
-    let mut state = OutputState::default();
+    // The watch cache saves a read on the common paths; whenever it could be stale in a way that
+    // matters, the API server decides: a create of a name someone took meanwhile fails with 409,
+    // and an update reads the object (and its owner) first.
+    match cached {
+        Cached::Absent => match create(api, metrics, kind, &object).await {
+            Ok(()) => {
+                return created(api, uid, rendered, immutable, previous_status_hash).await;
+            }
+            Err(Error::Kube(kube::Error::Api(status))) if status.is_already_exists() => {}
+            Err(error) => return Err(error),
+        },
+        Cached::Present {
+            output: Some(meta), ..
+        } if &*meta.controller_uid == uid => {
+            let live = meta.hash.as_deref().map(str::to_string);
+            if (live.as_deref() == Some(rendered.hash.as_str()) && !meta.foreign_data) || immutable
+            {
+                return Ok(OutputState {
+                    previous_hash: live.clone(),
+                    hash: live.or_else(|| Some(rendered.hash.clone())),
+                    ..OutputState::default()
+                });
+            }
+            if let Some(old) = api.get_opt(&name).await? {
+                if is_controlled_by(old.meta(), uid) {
+                    return update(api, metrics, kind, &object, rendered, old).await;
+                }
+                return Ok(conflict(kind, &name));
+            }
+            // Deleted meanwhile: create it again.
+            create(api, metrics, kind, &object).await?;
+            return created(api, uid, rendered, immutable, previous_status_hash).await;
+        }
+        _ => {}
+    }
     match api.get_metadata_opt(&name).await? {
         None => {
-            let params = PostParams {
-                field_manager: Some(MANAGER.to_string()),
-                ..PostParams::default()
-            };
             // create, not apply: if someone else creates the name meanwhile, we get 409 and
             // never take over their object.
-            api.create(&params, &object).await?;
-            metrics.write(kind);
-            state.wrote = true;
-            state.hash = Some(rendered.hash.clone());
-            if immutable && let Some(prev) = previous_status_hash {
-                let prev_name = output::immutable_name(&rendered.name, prev);
-                if let Some(old) = api.get_opt(&prev_name).await?
-                    && is_controlled_by(old.meta(), uid)
-                {
-                    state.previous_hash = Some(prev.to_string());
-                    state.previous_files = Some(old.files());
-                }
-            }
+            create(api, metrics, kind, &object).await?;
+            created(api, uid, rendered, immutable, previous_status_hash).await
         }
-        Some(existing) if !is_controlled_by(&existing.metadata, uid) => {
-            state.conflict = Some(format!(
-                "{kind} {name} already exists and is not controlled by this KafkaToolConfig; the operator \
-                 never overwrites it: delete or rename it, or set spec.output.name"
-            ));
-        }
+        Some(existing) if !is_controlled_by(&existing.metadata, uid) => Ok(conflict(kind, &name)),
         Some(existing) => {
             let live = hash_of(&existing.metadata);
-            state.previous_hash = live.clone();
             let drifted = foreign_data_owner(&existing.metadata);
             if (live.as_deref() == Some(rendered.hash.as_str()) && !drifted) || immutable {
                 // Immutable objects are content-addressed: same name, same content.
-                state.hash = live.or_else(|| Some(rendered.hash.clone()));
+                Ok(OutputState {
+                    previous_hash: live.clone(),
+                    hash: live.or_else(|| Some(rendered.hash.clone())),
+                    ..OutputState::default()
+                })
             } else {
-                if let Some(old) = api.get_opt(&name).await? {
-                    state.previous_files = Some(old.files());
+                match api.get_opt(&name).await? {
+                    Some(old) => update(api, metrics, kind, &object, rendered, old).await,
+                    None => {
+                        create(api, metrics, kind, &object).await?;
+                        created(api, uid, rendered, immutable, previous_status_hash).await
+                    }
                 }
-                api.patch(&name, &apply_params(), &Patch::Apply(&object))
-                    .await?;
-                metrics.write(kind);
-                state.wrote = true;
-                state.hash = Some(rendered.hash.clone());
             }
         }
     }
+}
+
+fn conflict(kind: &str, name: &str) -> OutputState {
+    OutputState {
+        conflict: Some(format!(
+            "{kind} {name} already exists and is not controlled by this KafkaToolConfig; the operator \
+             never overwrites it: delete or rename it, or set spec.output.name"
+        )),
+        ..OutputState::default()
+    }
+}
+
+async fn create<K>(api: &Api<K>, metrics: &Metrics, kind: &str, object: &K) -> Result<(), Error>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug,
+{
+    let params = PostParams {
+        field_manager: Some(MANAGER.to_string()),
+        ..PostParams::default()
+    };
+    api.create(&params, object).await?;
+    metrics.write(kind);
+    Ok(())
+}
+
+/// The state after creating the output; for an immutable output, the previous revision's files
+/// name the changed keys in history.
+async fn created<K>(
+    api: &Api<K>,
+    uid: &str,
+    rendered: &Rendered,
+    immutable: bool,
+    previous_status_hash: Option<&str>,
+) -> Result<OutputState, Error>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + OutputFiles,
+{
+    let mut state = OutputState {
+        wrote: true,
+        hash: Some(rendered.hash.clone()),
+        ..OutputState::default()
+    };
+    if immutable && let Some(prev) = previous_status_hash {
+        let prev_name = output::immutable_name(&rendered.name, prev);
+        if let Some(old) = api.get_opt(&prev_name).await?
+            && is_controlled_by(old.meta(), uid)
+        {
+            state.previous_hash = Some(prev.to_string());
+            state.previous_files = Some(old.files());
+        }
+    }
     Ok(state)
+}
+
+/// Applies new content over an output we control (`old`, just read).
+async fn update<K>(
+    api: &Api<K>,
+    metrics: &Metrics,
+    kind: &str,
+    object: &K,
+    rendered: &Rendered,
+    old: K,
+) -> Result<OutputState, Error>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + OutputFiles,
+{
+    let name = object.name_any();
+    api.patch(&name, &apply_params(), &Patch::Apply(object))
+        .await?;
+    metrics.write(kind);
+    Ok(OutputState {
+        previous_hash: hash_of(old.meta()),
+        previous_files: Some(old.files()),
+        wrote: true,
+        hash: Some(rendered.hash.clone()),
+        conflict: None,
+    })
 }
 
 /// Whether another field manager has written the output's files (`kubectl edit`, a controller):

@@ -14,10 +14,11 @@ use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::{ObjectRef, Store};
 
 use crate::engine::globals::GlobalDefaults;
-use crate::engine::sources::SourceRef;
+use crate::engine::sources::{SourceKind, SourceRef};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 use crate::operator::index::{ConfigKey, ReverseIndex};
 use crate::operator::metrics::Metrics;
+use crate::operator::versions::ObjectVersions;
 use crate::output::MANAGER;
 
 /// Why a reconcile failed. Everything here is transient (the API server, the network, a race):
@@ -60,8 +61,17 @@ pub struct Seen {
     pub generation: Option<i64>,
     /// resourceVersion of each referenced source (None: absent).
     pub sources: BTreeMap<SourceRef, Option<String>>,
-    /// GlobalClientDefaults applied, with their generation.
+    /// GlobalClientDefaults that selected the config, with their generation.
     pub globals: BTreeMap<String, Option<i64>>,
+}
+
+/// The ConfigMap and Secret version caches of one watched scope.
+#[derive(Debug, Default)]
+pub struct ScopeVersions {
+    /// The namespace watched, or None for all namespaces.
+    pub scope: Option<String>,
+    pub config_maps: Arc<ObjectVersions>,
+    pub secrets: Arc<ObjectVersions>,
 }
 
 /// Set once a cache has its first full list. kube-runtime's `Store::wait_until_ready` wakes only
@@ -94,6 +104,8 @@ pub struct Context {
     pub globals: Store<GlobalClientDefaults>,
     /// One store per watched scope (all namespaces, or each `--watch-namespace`).
     pub configs: Vec<Store<KafkaToolConfig>>,
+    /// resourceVersions of the ConfigMaps and Secrets of each scope (see `versions.rs`).
+    pub versions: Vec<ScopeVersions>,
     pub index: Mutex<ReverseIndex>,
     pub seen: Mutex<HashMap<ConfigKey, Seen>>,
     pub failures: Mutex<HashMap<ConfigKey, u32>>,
@@ -142,6 +154,7 @@ impl Context {
             namespaces,
             globals,
             configs,
+            versions: Vec::new(),
             index: Mutex::default(),
             seen: Mutex::default(),
             failures: Mutex::default(),
@@ -177,6 +190,18 @@ impl Context {
                 })
             })
             .collect()
+    }
+
+    /// The version cache of `kind` that covers `namespace`.
+    pub fn versions(&self, kind: SourceKind, namespace: &str) -> Option<&ObjectVersions> {
+        let scope = self
+            .versions
+            .iter()
+            .find(|v| v.scope.as_deref().is_none_or(|s| s == namespace))?;
+        Some(match kind {
+            SourceKind::ConfigMap => &scope.config_maps,
+            SourceKind::Secret => &scope.secrets,
+        })
     }
 
     /// Every cached KafkaToolConfig of every scope.

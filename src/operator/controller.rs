@@ -38,7 +38,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tracing::{debug, error, info, warn};
 
 use crate::engine::sources::SourceKind;
-use crate::operator::context::{Context, Synced, lock};
+use crate::operator::context::{Context, ScopeVersions, Synced, lock};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig, KafkaToolConfigSpec};
 use crate::operator::globals;
 use crate::operator::health;
@@ -297,16 +297,24 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     );
     context.namespaces_synced = namespaces_synced;
     context.globals_synced = globals_synced;
+    context.versions = scopes
+        .iter()
+        .map(|scope| ScopeVersions {
+            scope: scope.clone(),
+            ..ScopeVersions::default()
+        })
+        .collect();
     let ctx = Arc::new(context);
     let config_synced: Vec<Synced> = stores.iter().map(|_| Synced::default()).collect();
 
     let mut routes = Vec::new();
     let mut reconcile_all = Vec::new();
     let mut controllers: Vec<BoxFuture<'static, ()>> = Vec::new();
-    for ((scope, (reader, writer)), synced) in scopes
+    for (((scope, (reader, writer)), synced), versions) in scopes
         .into_iter()
         .zip(stores)
         .zip(config_synced.iter().cloned())
+        .zip(ctx.versions.iter())
     {
         let (tx, rx) = unbounded_channel();
         routes.push((scope.clone(), tx));
@@ -319,6 +327,7 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
             writer,
             synced,
             &ctx,
+            versions,
             rx,
             all_rx,
         ));
@@ -394,6 +403,11 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
         let flags: Vec<Synced> = [ctx.namespaces_synced.clone(), ctx.globals_synced.clone()]
             .into_iter()
             .chain(config_synced.iter().cloned())
+            .chain(
+                ctx.versions
+                    .iter()
+                    .flat_map(|v| [v.config_maps.synced.clone(), v.secrets.synced.clone()]),
+            )
             .collect();
         async move {
             for flag in flags {
@@ -449,6 +463,7 @@ fn controller(
     writer: reflector::store::Writer<KafkaToolConfig>,
     synced: Synced,
     ctx: &Arc<Context>,
+    versions: &ScopeVersions,
     triggers: UnboundedReceiver<ObjectRef<KafkaToolConfig>>,
     reconcile_all: UnboundedReceiver<()>,
 ) -> BoxFuture<'static, ()> {
@@ -493,17 +508,31 @@ fn controller(
         reader.clone(),
         owned_tx,
     ));
+    // The version caches see each event before it becomes a trigger, so a reconcile started by
+    // an edit never finds the old resourceVersion there.
+    let cm_versions = versions.config_maps.clone();
     let config_maps = watcher(
         scoped::<PartialObjectMeta<ConfigMap>>(client, scope),
         watcher::Config::default(),
     )
     .default_backoff()
+    .inspect(move |event| {
+        if let Ok(event) = event {
+            cm_versions.observe(event);
+        }
+    })
     .touched_objects();
+    let secret_versions = versions.secrets.clone();
     let secrets = watcher(
         scoped::<PartialObjectMeta<Secret>>(client, scope),
         watcher::Config::default(),
     )
     .default_backoff()
+    .inspect(move |event| {
+        if let Ok(event) = event {
+            secret_versions.observe(event);
+        }
+    })
     .touched_objects();
     let (ctx_cm, ctx_secret) = (ctx.clone(), ctx.clone());
     // An output is in the index too (under its own name, for OutputConflict); its controller

@@ -97,7 +97,8 @@ mod tests {
             )])),
             ..ConfigMap::default()
         };
-        let data = config_map_data(cm).data;
+        let source = config_map_data(cm);
+        let data = &source.data;
         assert_eq!(data["a.properties"], b"a=1");
         assert_eq!(data["b.properties"], b"b=2");
     }

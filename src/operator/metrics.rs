@@ -30,6 +30,8 @@ pub struct ReadyLabels {
 pub struct Metrics {
     registry: Registry,
     pub reconciles: Counter,
+    /// Reconciles that proved from the watch caches that nothing changed: no request at all.
+    pub unchanged: Counter,
     pub reconcile_errors: Family<ReasonLabels, Counter>,
     pub reconcile_duration: Histogram,
     pub writes: Family<KindLabels, Counter>,
@@ -49,6 +51,7 @@ impl Metrics {
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("kafka_config");
         let reconciles = Counter::default();
+        let unchanged = Counter::default();
         let reconcile_errors = Family::<ReasonLabels, Counter>::default();
         let reconcile_duration = Histogram::new([
             0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
@@ -61,6 +64,11 @@ impl Metrics {
             "reconciles",
             "Reconciles run by the leader",
             reconciles.clone(),
+        );
+        registry.register(
+            "reconciles_unchanged",
+            "Reconciles that found, from the watch caches alone, that nothing changed (no API request)",
+            unchanged.clone(),
         );
         registry.register(
             "reconcile_errors",
@@ -95,6 +103,7 @@ impl Metrics {
         Metrics {
             registry,
             reconciles,
+            unchanged,
             reconcile_errors,
             reconcile_duration,
             writes,

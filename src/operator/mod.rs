@@ -12,9 +12,11 @@ pub mod globals;
 pub mod health;
 pub mod history;
 pub mod index;
+pub mod inputs;
 pub mod leader;
 pub mod metrics;
 pub mod reconcile;
+pub mod versions;
 
 use std::io::Write as _;
 

@@ -11,6 +11,7 @@ use kube::runtime::events::{Event, EventType};
 use kube::{Resource, ResourceExt};
 use tracing::{Instrument, info, info_span, warn};
 
+use crate::engine::sources::{SourceKind, SourceRef};
 use crate::engine::{Request, evaluate};
 use crate::operator::apply;
 use crate::operator::context::{Context, Error, Seen, lock};
@@ -18,6 +19,8 @@ use crate::operator::crd::KafkaToolConfig;
 use crate::operator::dereference;
 use crate::operator::history;
 use crate::operator::index::ConfigKey;
+use crate::operator::inputs;
+use crate::operator::versions::Cached;
 use crate::output::{CHANGE_CAUSE_ANNOTATION, Owner};
 use crate::status::{self, KafkaToolConfigStatus, Live, READY};
 
@@ -42,6 +45,11 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     // Never render against half-filled caches: a missing GlobalClientDefaults would change content.
     ctx.namespaces_synced.wait().await;
     ctx.globals_synced.wait().await;
+    // Nor decide "unchanged" or "absent" from half-filled version caches.
+    for scope in &ctx.versions {
+        scope.config_maps.synced.wait().await;
+        scope.secrets.synced.wait().await;
+    }
     let namespace = config
         .namespace()
         .ok_or(Error::MissingField("metadata.namespace"))?;
@@ -58,12 +66,45 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     ctx.metrics
         .reconcile_duration
         .observe(started.elapsed().as_secs_f64());
-    if result.is_ok() {
-        ctx.succeeded(&key);
+    match &result {
+        Ok(_) => ctx.succeeded(&key),
+        // kstatus: a config whose first reconcile could not finish says "working on it", so no
+        // health check passes before the output exists. A first reconcile that finishes writes
+        // its result directly: one status write per new config instead of two.
+        Err(_)
+            if config
+                .status
+                .as_ref()
+                .is_none_or(|s| s.conditions.is_empty()) =>
+        {
+            write_reconciling(&ctx, &namespace, &name, config.metadata.generation).await;
+        }
+        Err(_) => {}
     }
     ctx.globals_status_wake.notify_one();
     update_ready_gauge(&ctx);
     result
+}
+
+async fn write_reconciling(ctx: &Context, namespace: &str, name: &str, generation: Option<i64>) {
+    let api: Api<KafkaToolConfig> = Api::namespaced(ctx.client.clone(), namespace);
+    let mut initial = KafkaToolConfigStatus {
+        observed_generation: generation,
+        ..KafkaToolConfigStatus::default()
+    };
+    status::set_condition(
+        &mut initial.conditions,
+        &[],
+        READY,
+        "Unknown",
+        "Reconciling",
+        "the operator is rendering this configuration".into(),
+        generation,
+        &now(),
+    );
+    if let Err(error) = apply::write_status(&api, &ctx.metrics, name, &initial).await {
+        warn!(%namespace, %name, %error, "cannot write the Reconciling status");
+    }
 }
 
 pub fn error_policy(config: Arc<KafkaToolConfig>, error: &Error, ctx: Arc<Context>) -> Action {
@@ -101,26 +142,28 @@ async fn reconcile_inner(
     let generation = config.metadata.generation;
     let uid = config.uid().ok_or(Error::MissingField("metadata.uid"))?;
     let spec = &config.spec.config;
-    let mut previous = config.status.clone();
+    let previous = config.status.clone();
+    let key: ConfigKey = (namespace.to_string(), name.to_string());
 
-    // kstatus: say "working on it" before anything else, so no health check passes early.
-    if previous.as_ref().is_none_or(|s| s.conditions.is_empty()) {
-        let mut initial = KafkaToolConfigStatus {
-            observed_generation: generation,
-            ..KafkaToolConfigStatus::default()
-        };
-        status::set_condition(
-            &mut initial.conditions,
-            &[],
-            READY,
-            "Unknown",
-            "Reconciling",
-            "the operator is rendering this configuration".into(),
-            generation,
-            &now(),
-        );
-        apply::write_status(&api, &ctx.metrics, name, &initial).await?;
-        previous = Some(initial);
+    // Nothing changed since the live output was rendered (a restart, the periodic resync): the
+    // caches prove it, so nothing is read or written.
+    if let Some(seen) = inputs::unchanged(ctx, config, namespace) {
+        let mut watched: Vec<SourceRef> = seen.sources.keys().cloned().collect();
+        if let Some(output) = previous.as_ref().and_then(|s| s.output.as_ref()) {
+            watched.push(SourceRef {
+                kind: if output.kind == "Secret" {
+                    SourceKind::Secret
+                } else {
+                    SourceKind::ConfigMap
+                },
+                name: output.name.clone(),
+            });
+        }
+        let globals: Vec<String> = seen.globals.keys().cloned().collect();
+        lock(&ctx.index).record(&key, &watched, &globals);
+        lock(&ctx.seen).insert(key, seen);
+        ctx.metrics.unchanged.inc();
+        return Ok(Action::requeue(RESYNC));
     }
 
     let referenced = crate::engine::sources::referenced_sources(spec);
@@ -151,25 +194,23 @@ async fn reconcile_inner(
             name: crate::output::output_name(spec, rendered),
         });
     }
-    let key: ConfigKey = (namespace.to_string(), name.to_string());
     lock(&ctx.index).record(&key, &watched, &ev.globals_applied);
 
     let seen = Seen {
         generation,
         sources: fetched.versions.clone(),
-        globals: ev
-            .globals_applied
-            .iter()
-            .map(|g| {
-                let generation = ctx
-                    .globals
-                    .get(&kube::runtime::reflector::ObjectRef::new(g))
-                    .and_then(|o| o.metadata.generation);
-                (g.clone(), generation)
-            })
-            .collect(),
+        globals: inputs::selected_globals(ctx, config, &labels, &globals),
     };
-    let seen_before = lock(&ctx.seen).insert(key.clone(), seen.clone());
+    // After a restart, what the status recorded is what the previous evaluation saw.
+    let seen_before = lock(&ctx.seen)
+        .insert(key.clone(), seen.clone())
+        .or_else(|| {
+            let before = previous.as_ref()?;
+            Some(inputs::from_status(
+                before.observed_generation,
+                before.inputs.as_ref()?,
+            ))
+        });
 
     let previous_hash = previous.as_ref().and_then(|s| s.config_hash.clone());
     let mut live = Live {
@@ -185,6 +226,14 @@ async fn reconcile_inner(
     let mut previous_files = None;
     let mut prune_current = None;
     if let Some(rendered) = &ev.rendered {
+        let output_name = crate::output::output_name(spec, rendered);
+        let output_kind = match rendered.kind {
+            crate::engine::spec::OutputKind::ConfigMap => SourceKind::ConfigMap,
+            crate::engine::spec::OutputKind::Secret => SourceKind::Secret,
+        };
+        let cached = ctx
+            .versions(output_kind, namespace)
+            .map_or(Cached::Unknown, |v| v.get(namespace, &output_name));
         let state = apply::ensure_output(
             &ctx.client,
             &ctx.metrics,
@@ -192,6 +241,7 @@ async fn reconcile_inner(
             spec,
             rendered,
             previous_hash.as_deref(),
+            cached,
         )
         .await?;
         if let Some(message) = state.conflict {
@@ -234,6 +284,7 @@ async fn reconcile_inner(
 
     let now = now();
     let mut next = status::build(&ev, generation, previous.as_ref(), &live, &now);
+    next.inputs = Some(inputs::to_status(&seen));
     if let Some(rollout) = rollout {
         next.rollout = rollout;
     } else if targets.is_empty() {
