@@ -460,9 +460,16 @@ fn operator_end_to_end() {
         .unwrap_or_default()
         .iter()
         .filter(|c| condition(c, "Ready").is_some_and(|r| r["status"] == "True"))
-        .filter(|c| c["spec"]["rollout"]["targets"].as_array().is_none_or(Vec::is_empty))
+        .filter(|c| {
+            c["spec"]["rollout"]["targets"]
+                .as_array()
+                .is_none_or(Vec::is_empty)
+        })
         .count() as f64;
-    assert!(ready_configs >= 1.0, "expected Ready configs to restart over");
+    assert!(
+        ready_configs >= 1.0,
+        "expected Ready configs to restart over"
+    );
     eventually(
         "B to find every Ready config unchanged without reading it",
         Duration::from_secs(30),
