@@ -70,8 +70,8 @@ pub enum SecretOrigin {
     },
 }
 
-/// One layer's value for a key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One layer's value for a key. `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Contribution {
     pub layer: Layer,
     /// Human-readable origin: `configFiles[0] base-client/client.properties:2`, `args.topic`, …

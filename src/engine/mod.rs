@@ -11,6 +11,7 @@ pub mod outcome;
 pub mod properties;
 pub mod reference;
 pub mod render;
+pub mod secret;
 pub mod sensitive;
 pub mod sources;
 pub mod spec;

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// One `key=value` pair read from a file, with the (1-based) line its logical line starts on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `Debug` (value redacted): `engine::secret`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Entry {
     pub key: String,
     pub value: String,

@@ -8,7 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What a name resolves to, and whether the value is secret material.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Binding {
     pub value: String,
     pub origin: BindingOrigin,
@@ -61,8 +62,8 @@ pub enum ReferenceError {
     Unterminated { offset: usize },
 }
 
-/// A resolved value, with what it was built from.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// A resolved value, with what it was built from. `Debug` (redacted): `engine::secret`.
+#[derive(Clone, PartialEq, Eq, Default)]
 pub struct Resolved {
     pub value: String,
     /// Secret-sourced bindings substituted into the value (for redaction and `Deferred`).

@@ -40,8 +40,8 @@ pub struct SecretMount {
     pub mount_path: String,
 }
 
-/// The output object's content.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The output object's content. `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Rendered {
     pub kind: OutputKind,
     pub name: String,

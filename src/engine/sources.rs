@@ -9,7 +9,8 @@ use crate::engine::reference::{Binding, BindingOrigin, Bindings};
 use crate::engine::spec::{KeyRef, ToolConfigSpec};
 
 /// The data of one ConfigMap (`data` and `binaryData`) or Secret (decoded `data`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct SourceData {
     pub data: BTreeMap<String, Vec<u8>>,
 }
@@ -152,8 +153,8 @@ fn fetch<'s>(
     }
 }
 
-/// A parsed configuration file.
-#[derive(Debug, Clone)]
+/// A parsed configuration file. `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
+#[derive(Clone)]
 pub struct LoadedFile {
     pub index: usize,
     pub kind: SourceKind,
@@ -313,18 +314,22 @@ pub fn bindings(
                 };
                 match fetch(sources, namespace, kind, key_ref, &field) {
                     Ok(Some(bytes)) => {
-                        let Ok(value) = String::from_utf8(bytes.to_vec()) else {
-                            problems.push(Problem::new(
-                                Reason::ParseError,
-                                field,
-                                format!(
-                                    "{} {}/{} is not UTF-8 text",
-                                    kind.as_str(),
-                                    key_ref.name,
-                                    key_ref.key
-                                ),
-                            ));
-                            continue;
+                        let value = match String::from_utf8(bytes.to_vec()) {
+                            Ok(value) => value,
+                            Err(e) => {
+                                zeroize::Zeroize::zeroize(&mut e.into_bytes());
+                                problems.push(Problem::new(
+                                    Reason::ParseError,
+                                    field,
+                                    format!(
+                                        "{} {}/{} is not UTF-8 text",
+                                        kind.as_str(),
+                                        key_ref.name,
+                                        key_ref.key
+                                    ),
+                                ));
+                                continue;
+                            }
                         };
                         let origin = match kind {
                             SourceKind::ConfigMap => BindingOrigin::ConfigMap {

@@ -1,0 +1,316 @@
+//! Secret material in memory: never printed by `Debug`, zeroed when the engine drops it.
+//!
+//! A value may be secret when it comes from a Secret (a file, or an env value substituted into
+//! another value) or when its key is a Kafka `PASSWORD` key. Every engine type that can hold such
+//! a value has its `Debug` written here instead of derived: names, keys, layers, sources and line
+//! numbers show, values print as `[redacted]`. Having them in one place keeps the list of
+//! secret-carrying types in view; a unit test below formats each one.
+//!
+//! The copies the engine owns of Secret data are zeroed (the `zeroize` crate) when dropped: the
+//! raw Secret data ([`SourceData`]), env bindings read from a Secret ([`Binding`]), parsed Secret
+//! files ([`LoadedFile`]), Secret-sourced layer values ([`Contribution`]) and the files of a Secret
+//! output ([`Rendered`]). Intermediate buffers (a `String` that grew and reallocated, a clone that
+//! is moved into a type not listed here, serde's and the Kubernetes client's own buffers) are not:
+//! zeroising is a best effort that shortens how long a secret lingers, not a guarantee.
+
+use std::fmt;
+
+use zeroize::Zeroize;
+
+use crate::engine::layers::Contribution;
+use crate::engine::properties::Entry;
+use crate::engine::reference::{Binding, Resolved};
+use crate::engine::render::Rendered;
+use crate::engine::sensitive::REDACTED;
+use crate::engine::sources::{LoadedFile, SourceData, SourceKind};
+use crate::engine::spec::OutputKind;
+
+/// What `Debug` prints in place of a value.
+pub struct Redacted;
+
+impl fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(REDACTED)
+    }
+}
+
+/// A map's keys with every value redacted.
+struct RedactedValues<I>(I);
+
+impl<I, K> fmt::Debug for RedactedValues<I>
+where
+    I: Iterator<Item = K> + Clone,
+    K: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.0.clone().map(|k| (k, Redacted)))
+            .finish()
+    }
+}
+
+impl fmt::Debug for SourceData {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SourceData")
+            .field("data", &RedactedValues(self.data.keys()))
+            .finish()
+    }
+}
+
+impl Drop for SourceData {
+    fn drop(&mut self) {
+        // A ConfigMap's data is zeroed too: the type does not know which of the two it holds.
+        for value in self.data.values_mut() {
+            value.zeroize();
+        }
+    }
+}
+
+impl fmt::Debug for Entry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Entry")
+            .field("key", &self.key)
+            .field("value", &Redacted)
+            .field("line", &self.line)
+            .finish()
+    }
+}
+
+impl fmt::Debug for LoadedFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadedFile")
+            .field("index", &self.index)
+            .field("kind", &self.kind)
+            .field("object", &self.object)
+            .field("key", &self.key)
+            .field("entries", &self.entries)
+            .finish()
+    }
+}
+
+impl Drop for LoadedFile {
+    fn drop(&mut self) {
+        if self.kind == SourceKind::Secret {
+            for entry in &mut self.entries {
+                entry.value.zeroize();
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Binding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Binding")
+            .field("value", &Redacted)
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+impl Drop for Binding {
+    fn drop(&mut self) {
+        if self.origin.is_secret() {
+            self.value.zeroize();
+        }
+    }
+}
+
+impl fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Resolved")
+            .field("value", &Redacted)
+            .field("secret_parts", &self.secret_parts)
+            .field("substituted", &self.substituted)
+            .finish()
+    }
+}
+
+impl fmt::Debug for Contribution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Contribution")
+            .field("layer", &self.layer)
+            .field("source", &self.source)
+            .field("value", &Redacted)
+            .field("secret", &self.secret)
+            .finish()
+    }
+}
+
+impl Drop for Contribution {
+    fn drop(&mut self) {
+        if self.secret.is_some() {
+            self.value.zeroize();
+        }
+    }
+}
+
+impl fmt::Debug for Rendered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rendered")
+            .field("kind", &self.kind)
+            .field("name", &self.name)
+            .field("files", &RedactedValues(self.files.keys()))
+            .field("hash", &self.hash)
+            .field("secret_mounts", &self.secret_mounts)
+            .finish()
+    }
+}
+
+impl Drop for Rendered {
+    fn drop(&mut self) {
+        if self.kind == OutputKind::Secret {
+            for content in self.files.values_mut() {
+                content.zeroize();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::*;
+    use crate::engine::layers::{Layer, SecretOrigin};
+    use crate::engine::reference::{BindingOrigin, Bindings, Mode, resolve};
+    use crate::engine::sources::{SourceSet, load_files};
+    use crate::engine::spec::ToolConfigSpec;
+    use crate::engine::{Request, evaluate};
+
+    const CANARY: &str = "kcoDebugCanary7f3a";
+
+    fn assert_hidden(what: &str, value: &impl fmt::Debug) {
+        for text in [format!("{value:?}"), format!("{value:#?}")] {
+            assert!(
+                !text.contains(CANARY),
+                "{what}: Debug shows the secret: {text}"
+            );
+        }
+    }
+
+    fn secret_sources() -> SourceSet {
+        let mut sources = SourceSet::default();
+        sources.secrets.insert(
+            "kafka-sasl".into(),
+            SourceData {
+                data: BTreeMap::from([
+                    ("password".to_string(), CANARY.as_bytes().to_vec()),
+                    (
+                        "sasl.properties".to_string(),
+                        format!("ssl.key.password={CANARY}\ncustom.note=plain\n").into_bytes(),
+                    ),
+                ]),
+            },
+        );
+        sources
+    }
+
+    fn secret_spec(output_kind: &str) -> ToolConfigSpec {
+        serde_json::from_value(serde_json::json!({
+            "tool": "kafka-console-producer",
+            "args": {"bootstrap-server": "kafka:9092", "topic": "orders"},
+            "env": [{"name": "PW", "valueFrom": {"secretKeyRef": {"name": "kafka-sasl", "key": "password"}}}],
+            "properties": {"producer": {
+                "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"${env.PW}\";",
+                "custom.token": "t-${env.PW}"
+            }},
+            "configFiles": [{"secretKeyRef": {"name": "kafka-sasl", "key": "sasl.properties"}}],
+            "output": {"kind": output_kind}
+        }))
+        .expect("spec")
+    }
+
+    #[test]
+    fn source_data_debug_shows_keys_not_values() {
+        let sources = secret_sources();
+        let data = sources.secrets.get("kafka-sasl").expect("secret");
+        assert_hidden("SourceData", data);
+        assert_hidden("SourceSet", &sources);
+        assert!(format!("{data:?}").contains("password"), "keys still show");
+    }
+
+    #[test]
+    fn loaded_files_and_entries_debug_hides_values() {
+        let spec = secret_spec("Secret");
+        let (mut problems, mut warnings) = (Vec::new(), Vec::new());
+        let files = load_files(
+            &spec,
+            "team-a",
+            &secret_sources(),
+            &mut problems,
+            &mut warnings,
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(files[0].entries[0].value, CANARY, "positive control");
+        assert_hidden("Entry", &files[0].entries[0]);
+        assert_hidden("LoadedFile", &files);
+        assert!(format!("{files:?}").contains("ssl.key.password"));
+    }
+
+    #[test]
+    fn bindings_and_resolved_values_debug_hides_values() {
+        let spec = secret_spec("Secret");
+        let mut problems = Vec::new();
+        let bindings: Bindings =
+            crate::engine::sources::bindings(&spec, "team-a", &secret_sources(), &mut problems);
+        assert!(problems.is_empty(), "{problems:?}");
+        let binding = bindings.env.get("PW").expect("bound");
+        assert_eq!(binding.value, CANARY, "positive control");
+        assert_hidden("Binding", binding);
+        assert_hidden("Bindings", &bindings);
+        let resolved =
+            resolve("pw=${env.PW}", &bindings, &BTreeSet::new(), Mode::Strict).expect("resolves");
+        assert!(resolved.value.contains(CANARY), "positive control");
+        assert_hidden("Resolved", &resolved);
+        let literal = Binding {
+            value: CANARY.into(),
+            origin: BindingOrigin::Literal,
+        };
+        assert_hidden("literal Binding", &literal);
+    }
+
+    #[test]
+    fn contribution_debug_hides_values() {
+        let mut contribution = Contribution::new(Layer::Properties, "properties.producer", CANARY);
+        assert_hidden("Contribution", &contribution);
+        contribution.secret = Some(SecretOrigin::File {
+            secret: "kafka-sasl".into(),
+            file_key: "sasl.properties".into(),
+            property: "ssl.key.password".into(),
+        });
+        assert_hidden("secret Contribution", &contribution);
+        assert!(format!("{contribution:?}").contains("properties.producer"));
+    }
+
+    #[test]
+    fn evaluation_debug_hides_secret_values() {
+        for kind in ["Secret", "ConfigMap"] {
+            let spec = secret_spec(kind);
+            let sources = secret_sources();
+            let labels = BTreeMap::new();
+            let ev = evaluate(&Request {
+                name: "orders-producer",
+                namespace: "team-a",
+                spec: &spec,
+                namespace_labels: &labels,
+                globals: &[],
+                sources: &sources,
+            });
+            if kind == "Secret" {
+                let rendered = ev.rendered.as_ref().expect("a Secret output renders");
+                assert!(
+                    rendered.files.values().any(|c| c.contains(CANARY)),
+                    "positive control: the rendered Secret holds the value"
+                );
+                assert_hidden("Rendered", rendered);
+            } else {
+                assert!(
+                    ev.rendered.is_none(),
+                    "sensitive content is not put in a ConfigMap"
+                );
+            }
+            assert_hidden("Evaluation", &ev);
+            assert_hidden("RoleView", &ev.views);
+        }
+    }
+}
