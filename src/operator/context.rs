@@ -54,8 +54,8 @@ impl Error {
     }
 }
 
-/// What the last reconcile of a config saw, to name the cause of a content change in history
-/// ("ConfigMap base-client changed"). In memory only: after a restart the cause is less precise.
+/// What an evaluation read, to name the cause of a content change in history ("ConfigMap
+/// base-client changed"); kept in `status.inputs` (see `inputs.rs`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Seen {
     pub generation: Option<i64>,
@@ -107,7 +107,6 @@ pub struct Context {
     /// resourceVersions of the ConfigMaps and Secrets of each scope (see `versions.rs`).
     pub versions: Vec<ScopeVersions>,
     pub index: Mutex<ReverseIndex>,
-    pub seen: Mutex<HashMap<ConfigKey, Seen>>,
     pub failures: Mutex<HashMap<ConfigKey, u32>>,
     /// KafkaToolConfigs that do not decode, with the generation whose status says so (our own
     /// status write comes back as an event; it must not be reported again).
@@ -156,7 +155,6 @@ impl Context {
             configs,
             versions: Vec::new(),
             index: Mutex::default(),
-            seen: Mutex::default(),
             failures: Mutex::default(),
             invalid_reported: Mutex::default(),
             leader,

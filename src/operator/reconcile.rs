@@ -161,7 +161,6 @@ async fn reconcile_inner(
         }
         let globals: Vec<String> = seen.globals.keys().cloned().collect();
         lock(&ctx.index).record(&key, &watched, &globals);
-        lock(&ctx.seen).insert(key, seen);
         ctx.metrics.unchanged.inc();
         return Ok(Action::requeue(RESYNC));
     }
@@ -201,16 +200,13 @@ async fn reconcile_inner(
         sources: fetched.versions.clone(),
         globals: inputs::selected_globals(ctx, config, &labels, &globals),
     };
-    // After a restart, what the status recorded is what the previous evaluation saw.
-    let seen_before = lock(&ctx.seen)
-        .insert(key.clone(), seen.clone())
-        .or_else(|| {
-            let before = previous.as_ref()?;
-            Some(inputs::from_status(
-                before.observed_generation,
-                before.inputs.as_ref()?,
-            ))
-        });
+    // What the previous evaluation saw is in its status (also after a restart).
+    let seen_before = previous.as_ref().and_then(|before| {
+        Some(inputs::from_status(
+            before.observed_generation,
+            before.inputs.as_ref()?,
+        ))
+    });
 
     let previous_hash = previous.as_ref().and_then(|s| s.config_hash.clone());
     let mut live = Live {
