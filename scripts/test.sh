@@ -23,6 +23,8 @@ command -v javac >/dev/null || need_apt+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || need_apt+=(maven)
 command -v openssl >/dev/null || need_apt+=(openssl)
 command -v lua5.1 >/dev/null || need_apt+=(lua5.1)
+# libfuzzer-sys compiles libFuzzer (C++) for the fuzz smoke stage
+command -v c++ >/dev/null || need_apt+=(g++)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing from Debian: ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
@@ -38,6 +40,10 @@ end
 begin "format and lint"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
+# The engine and the offline CLI without the operator (what fuzz/ builds): keeps the split honest
+cargo clippy --no-default-features --lib --bins --locked -- -D warnings
+# fuzz/ is its own workspace: its committed lock must match its manifest
+cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
 end
 
 begin "cargo deny (licences, bans, sources)"
@@ -54,6 +60,12 @@ end
 
 begin "unit, property and JDK differential tests"
 cargo test --locked --lib --bins --test jdk_properties --test engine_rules --test examples --test invariants --test typed_validation --test bad_input
+end
+
+begin "fuzz smoke (cargo-fuzz, ASan, ${FUZZ_SECONDS:-20} s per target)"
+# Builds the fuzz targets (engine only, no operator: docs/RELIABILITY.md) and runs each from the
+# committed corpus; any crash, leak, timeout or OOM fails the suite (artefact in fuzz/artifacts/).
+FUZZ_SECONDS=${FUZZ_SECONDS:-20} bash scripts/fuzz-smoke.sh
 end
 
 begin "generated artefacts drift (catalogue, API reference)"

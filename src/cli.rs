@@ -10,6 +10,7 @@ use crate::engine::layers::{Contribution, Layer};
 use crate::engine::sensitive::REDACTED;
 use crate::engine::{Evaluation, Request, evaluate};
 use crate::manifest::{ToolConfigManifest, Workspace};
+#[cfg(feature = "operator")]
 use crate::operator::RunOptions;
 use crate::output::{self, Owner};
 use crate::status::{self, KafkaToolConfigStatus, Live};
@@ -28,6 +29,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the controller (in-cluster config, or KUBECONFIG).
+    #[cfg(feature = "operator")]
     Run(RunOptions),
     /// Print the objects the operator would write for the given manifests.
     Render {
@@ -61,6 +63,7 @@ pub enum Command {
         format: TextFormat,
     },
     /// Print the CustomResourceDefinitions (what crds/ holds).
+    #[cfg(feature = "operator")]
     Crds,
 }
 
@@ -85,6 +88,7 @@ pub enum CliError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Usage(String),
+    #[cfg(feature = "operator")]
     #[error(transparent)]
     Operator(#[from] crate::operator::OperatorError),
 }

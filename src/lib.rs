@@ -4,6 +4,9 @@
 pub mod cli;
 pub mod engine;
 pub mod manifest;
+/// The controller (feature `operator`, on by default; without it the crate is the engine and the
+/// offline CLI).
+#[cfg(feature = "operator")]
 pub mod operator;
 pub mod output;
 pub mod status;

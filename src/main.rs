@@ -6,6 +6,7 @@ use kafka_config_operator::cli::{self, Cli, Command};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        #[cfg(feature = "operator")]
         Command::Run(options) => run_controller(options),
         Command::Render { paths, format } => cli::render(&paths, format),
         Command::Explain {
@@ -16,19 +17,13 @@ fn main() -> ExitCode {
             format,
         } => {
             if paths.is_empty() {
-                match (namespace, name) {
-                    (Some(namespace), Some(name)) => run_async(
-                        kafka_config_operator::operator::explain_live(namespace, name, key, format),
-                    ),
-                    _ => Err(cli::CliError::Usage(
-                        "explain needs -f PATH…, or -n NAMESPACE NAME for a live config".into(),
-                    )),
-                }
+                explain_live(namespace, name, key, format)
             } else {
                 cli::explain_files(&paths, name.as_deref(), key.as_deref(), format)
             }
         }
         Command::Validate { paths, format } => cli::validate(&paths, format),
+        #[cfg(feature = "operator")]
         Command::Crds => match kafka_config_operator::operator::crd::crds_yaml() {
             Ok(yaml) => {
                 print!("{yaml}");
@@ -47,6 +42,39 @@ fn main() -> ExitCode {
     }
 }
 
+#[cfg(feature = "operator")]
+fn explain_live(
+    namespace: Option<String>,
+    name: Option<String>,
+    key: Option<String>,
+    format: cli::TextFormat,
+) -> Result<Result<(), cli::Invalid>, cli::CliError> {
+    match (namespace, name) {
+        (Some(namespace), Some(name)) => run_async(kafka_config_operator::operator::explain_live(
+            namespace, name, key, format,
+        )),
+        _ => Err(cli::CliError::Usage(
+            "explain needs -f PATH…, or -n NAMESPACE NAME for a live config".into(),
+        )),
+    }
+}
+
+/// A build without the `operator` feature (the engine and the offline CLI) cannot reach a cluster.
+#[cfg(not(feature = "operator"))]
+fn explain_live(
+    _namespace: Option<String>,
+    _name: Option<String>,
+    _key: Option<String>,
+    _format: cli::TextFormat,
+) -> Result<Result<(), cli::Invalid>, cli::CliError> {
+    Err(cli::CliError::Usage(
+        "explain needs -f PATH… (this binary was built without the `operator` feature, so it \
+         cannot read a live config)"
+            .into(),
+    ))
+}
+
+#[cfg(feature = "operator")]
 fn run_async<F>(future: F) -> Result<Result<(), cli::Invalid>, cli::CliError>
 where
     F: std::future::Future<Output = Result<Result<(), cli::Invalid>, cli::CliError>>,
@@ -60,6 +88,7 @@ where
     }
 }
 
+#[cfg(feature = "operator")]
 fn run_controller(
     options: kafka_config_operator::operator::RunOptions,
 ) -> Result<Result<(), cli::Invalid>, cli::CliError> {
