@@ -534,7 +534,7 @@ fn resolve(
         .and_then(|r| reference::resolve(&r.text, bindings, &BTreeSet::new(), Mode::Lenient).ok())
         .map(|r| reference::provider_names(&r.value))
         .unwrap_or_default();
-    let mut keys: BTreeMap<String, Provenance> = BTreeMap::new();
+    let mut contributions: Vec<(&str, Contribution)> = Vec::with_capacity(raws.len());
     for raw in raws {
         let resolved = match reference::resolve_owned(raw.text, bindings, &providers, mode) {
             Ok(resolved) => resolved,
@@ -566,17 +566,28 @@ fn resolve(
             value: resolved.value,
             secret,
         };
-        keys.entry(raw.key.to_string())
-            .or_insert_with(|| Provenance {
-                key: raw.key.to_string(),
-                chain: Vec::new(),
-            })
-            .chain
-            .push(contribution);
+        contributions.push((raw.key, contribution));
     }
-    for provenance in keys.values_mut() {
-        provenance.chain.reverse();
+    // Grouped by key (a stable sort keeps each key's values lowest layer first), then each chain
+    // reversed: the map is built from sorted keys in one pass instead of a tree insert per value.
+    contributions.sort_by(|a, b| a.0.cmp(b.0));
+    let mut grouped: Vec<Provenance> = Vec::new();
+    for (key, contribution) in contributions {
+        match grouped.last_mut() {
+            Some(last) if last.key == key => last.chain.push(contribution),
+            _ => grouped.push(Provenance {
+                key: key.to_string(),
+                chain: vec![contribution],
+            }),
+        }
     }
+    let mut keys: BTreeMap<String, Provenance> = grouped
+        .into_iter()
+        .map(|mut provenance| {
+            provenance.chain.reverse();
+            (provenance.key.clone(), provenance)
+        })
+        .collect();
     add_kafka_defaults(role, &mut keys);
     RoleView { keys, providers }
 }

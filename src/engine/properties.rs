@@ -6,7 +6,6 @@
 //! `load(store(m)) == m` for every map.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 /// One `key=value` pair read from a file, with the (1-based) line its logical line starts on.
 /// `Debug` (value redacted): `engine::secret`.
@@ -69,11 +68,62 @@ trait Unit: Copy + Eq {
     }
     /// Appends the text of a slice with no escapes in it.
     fn push_text(out: &mut String, units: &[Self]);
+    /// Where the first `\n` or `\r` is (the slice's length when there is none).
+    fn line_end(units: &[Self]) -> usize {
+        units
+            .iter()
+            .position(|u| matches!(u.ch(), '\n' | '\r'))
+            .unwrap_or(units.len())
+    }
+    /// Where the first backslash is, if any.
+    fn backslash(units: &[Self]) -> Option<usize> {
+        units.iter().position(|u| u.ch() == '\\')
+    }
+}
+
+/// Eight bytes of `byte`.
+const fn splat(byte: u8) -> u64 {
+    u64::from_le_bytes([byte; 8])
+}
+
+/// The high bit of every byte of `word` that is zero (exact for the lowest such byte, which is
+/// all the searches below use: they only take the trailing zero count).
+fn zero_bytes(word: u64) -> u64 {
+    word.wrapping_sub(splat(0x01)) & !word & splat(0x80)
+}
+
+/// The first byte of `bytes` equal to `a` or `b`, eight bytes per step.
+fn find_either(bytes: &[u8], a: u8, b: u8) -> Option<usize> {
+    let mut chunks = bytes.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let hits = zero_bytes(word ^ splat(a)) | zero_bytes(word ^ splat(b));
+        if hits != 0 {
+            return Some(at + (hits.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&c| c == a || c == b)
+        .map(|i| at + i)
 }
 
 impl Unit for u8 {
     fn ch(self) -> char {
         char::from(self)
+    }
+
+    fn line_end(units: &[u8]) -> usize {
+        find_either(units, b'\n', b'\r').unwrap_or(units.len())
+    }
+
+    fn backslash(units: &[u8]) -> Option<usize> {
+        find_either(units, b'\\', b'\\')
     }
 
     fn push_text(out: &mut String, units: &[u8]) {
@@ -246,19 +296,21 @@ impl<'a, T: Unit> LineReader<'a, T> {
                 }
             }
             if c != '\n' && c != '\r' {
-                buf.push(self.pos - 1);
-                preceding_backslash = c == '\\' && !preceding_backslash;
+                let first = self.pos - 1;
+                buf.push(first);
                 // The rest of the natural line up to its terminator joins the line as it is:
-                // a tight scan instead of the full state machine per character.
-                while let Some(&next) = input.get(self.pos) {
-                    let d = next.ch();
-                    if d == '\n' || d == '\r' {
-                        break;
-                    }
-                    preceding_backslash = d == '\\' && !preceding_backslash;
-                    self.pos += 1;
-                }
-                buf.extend_to(self.pos);
+                // a word-at-a-time search instead of the full state machine per character.
+                // Whether the line ends in an escaping backslash is the parity of its trailing
+                // backslashes (a natural line starts with no backslash pending).
+                let end = self.pos + input.get(self.pos..).map_or(0, T::line_end);
+                let trailing = input[first..end]
+                    .iter()
+                    .rev()
+                    .take_while(|u| u.ch() == '\\')
+                    .count();
+                preceding_backslash = trailing % 2 == 1;
+                self.pos = end;
+                buf.extend_to(end);
                 continue;
             }
             self.count_line_end(c);
@@ -332,10 +384,11 @@ fn split_key_value<T: Unit>(line: &[T]) -> (usize, usize) {
 
 /// `Properties.loadConvert`: resolves escapes; `\uXXXX` units are joined into UTF-16 pairs.
 fn unescape<T: Unit>(segment: &[T], line: u32) -> Result<String, ParseError> {
-    let Some(first) = segment.iter().position(|u| u.ch() == '\\') else {
+    let Some(first) = T::backslash(segment) else {
         return Ok(T::text(segment));
     };
-    let mut units: Vec<u16> = Vec::new();
+    // A high surrogate from `\uXXXX` waiting for its low half (only ever the unit just read).
+    let mut high: Option<u16> = None;
     let mut out = String::with_capacity(segment.len());
     T::push_text(&mut out, &segment[..first]);
     let mut i = first;
@@ -358,7 +411,7 @@ fn unescape<T: Unit>(segment: &[T], line: u32) -> Result<String, ParseError> {
                     value = (value << 4) | digit as u16;
                 }
                 i += 4;
-                units.push(value);
+                high = push_unit(&mut out, high, value, line)?;
                 continue;
             }
             c = match c {
@@ -369,41 +422,54 @@ fn unescape<T: Unit>(segment: &[T], line: u32) -> Result<String, ParseError> {
                 other => other,
             };
         }
-        if !units.is_empty() {
-            flush_units(&mut units, &mut out, line)?;
+        if let Some(unit) = high {
+            return Err(ParseError::LoneSurrogate { line, unit });
         }
         out.push(c);
         // Copy the run up to the next backslash in one go.
-        let run = segment[i..]
-            .iter()
-            .position(|u| u.ch() == '\\')
-            .unwrap_or(segment.len() - i);
+        let run = T::backslash(&segment[i..]).unwrap_or(segment.len() - i);
         if run > 0 {
             T::push_text(&mut out, &segment[i..i + run]);
             i += run;
         }
     }
-    flush_units(&mut units, &mut out, line)?;
+    if let Some(unit) = high {
+        return Err(ParseError::LoneSurrogate { line, unit });
+    }
     Ok(out)
 }
 
-fn flush_units(units: &mut Vec<u16>, out: &mut String, line: u32) -> Result<(), ParseError> {
-    if units.is_empty() {
-        return Ok(());
-    }
-    for decoded in char::decode_utf16(units.iter().copied()) {
-        match decoded {
-            Ok(c) => out.push(c),
-            Err(e) => {
-                return Err(ParseError::LoneSurrogate {
-                    line,
-                    unit: e.unpaired_surrogate(),
-                });
+/// Adds one UTF-16 unit of a run of `\uXXXX` escapes, as `char::decode_utf16` over the run
+/// would: returns the high surrogate still waiting for its low half, or the first lone surrogate
+/// as the error.
+fn push_unit(
+    out: &mut String,
+    high: Option<u16>,
+    unit: u16,
+    line: u32,
+) -> Result<Option<u16>, ParseError> {
+    let is_high = (0xD800..0xDC00).contains(&unit);
+    let is_low = (0xDC00..0xE000).contains(&unit);
+    match high {
+        Some(h) if is_low => {
+            let code = 0x10000 + ((u32::from(h) - 0xD800) << 10) + (u32::from(unit) - 0xDC00);
+            match char::from_u32(code) {
+                Some(c) => out.push(c),
+                None => return Err(ParseError::LoneSurrogate { line, unit: h }),
             }
+            Ok(None)
         }
+        Some(h) => Err(ParseError::LoneSurrogate { line, unit: h }),
+        None if is_high => Ok(Some(unit)),
+        None if is_low => Err(ParseError::LoneSurrogate { line, unit }),
+        None => match char::from_u32(u32::from(unit)) {
+            Some(c) => {
+                out.push(c);
+                Ok(None)
+            }
+            None => Err(ParseError::LoneSurrogate { line, unit }),
+        },
     }
-    units.clear();
-    Ok(())
 }
 
 /// Writes entries as `Properties.store` does (Unicode escaped), one `key=value` per line, in the
@@ -414,21 +480,40 @@ where
 {
     let mut out = String::new();
     for (key, value) in entries {
-        escape_into(&mut out, key, true);
-        out.push('=');
-        escape_into(&mut out, value, false);
-        out.push('\n');
+        store_entry(&mut out, key, value);
     }
     out
 }
 
+/// Appends one `key=value` line as [`store`] writes it, for callers that build the file as they go.
+pub fn store_entry(out: &mut String, key: &str, value: &str) {
+    escape_into(out, key, true);
+    out.push('=');
+    escape_into(out, value, false);
+    out.push('\n');
+}
+
 /// `Properties.saveConvert` with `escapeUnicode = true`.
 fn escape_into(out: &mut String, text: &str, is_key: bool) {
-    let mut first = true;
-    for c in text.chars() {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let bytes = text.as_bytes();
+    // Runs of characters written as they are go out in one copy.
+    let mut run_start = 0;
+    for (at, c) in text.char_indices() {
+        let plain = match c {
+            ' ' => !(at == 0 || is_key),
+            '=' | ':' | '#' | '!' | '\\' => false,
+            ' '..='~' => true,
+            _ => false,
+        };
+        if plain {
+            continue;
+        }
+        out.push_str(&text[run_start..at]);
+        run_start = at + c.len_utf8();
         match c {
             '\\' => out.push_str("\\\\"),
-            ' ' if first || is_key => out.push_str("\\ "),
+            ' ' => out.push_str("\\ "),
             '\t' => out.push_str("\\t"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
@@ -437,16 +522,18 @@ fn escape_into(out: &mut String, text: &str, is_key: bool) {
                 out.push('\\');
                 out.push(c);
             }
-            ' '..='~' => out.push(c),
             _ => {
                 let mut units = [0u16; 2];
                 for unit in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{:04X}", unit);
+                    out.push_str("\\u");
+                    for shift in [12, 8, 4, 0] {
+                        out.push(char::from(HEX[usize::from((*unit >> shift) & 0xF)]));
+                    }
                 }
             }
         }
-        first = false;
     }
+    out.push_str(&text[run_start..bytes.len()]);
 }
 
 #[cfg(test)]

@@ -96,6 +96,36 @@ pub fn render(
     let mut paths = Vec::new();
 
     for (file_name, file_roles) in file_layout(tool, &roles) {
+        // One role's file with nothing added or rewritten (the usual case): its entries are
+        // already sorted and unique, so they are written straight into the file.
+        if let [role] = file_roles[..]
+            && role != Role::MirrorMaker
+            && !deferred
+            && output.render_defaults != Some(true)
+        {
+            let mut text = String::new();
+            if let Some(view) = views.get(&role) {
+                text.reserve(view.keys.len() * 48);
+                let mut providers: Option<BTreeSet<String>> = None;
+                for (key, contribution) in view.file_entries() {
+                    let value = contribution.value.as_str();
+                    let secret_material = contribution.is_secret_sourced()
+                        || (sensitive::is_password_key(role, key)
+                            && !value.is_empty()
+                            && !sensitive::has_provider_reference(
+                                value,
+                                providers.get_or_insert_with(|| provider_names_with(view, false)),
+                            ));
+                    if secret_material {
+                        sensitive_keys.insert(format!("{file_name}: {key}"));
+                    }
+                    properties::store_entry(&mut text, key, value);
+                }
+            }
+            paths.push(format!("{mount_path}/{file_name}"));
+            files.insert(file_name, text);
+            continue;
+        }
         let mut content: BTreeMap<String, String> = BTreeMap::new();
         let mut owner: BTreeMap<String, Role> = BTreeMap::new();
         let mut uses_dir = false;

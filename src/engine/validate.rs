@@ -51,7 +51,7 @@ pub fn check_role(
     };
     let mut suggestions_left = MAX_SUGGESTIONS;
     for (key, contribution) in view.file_entries() {
-        let Some(def) = set.keys.get(key) else {
+        let Some(def) = set.get(key) else {
             if role != Role::MirrorMaker && !OPEN_PREFIXES.iter().any(|p| key.starts_with(p)) {
                 // A config with many custom keys (interceptors, plugins) is deliberate, not a
                 // typo: suggestions stop after a few, which keeps large configs cheap to check.

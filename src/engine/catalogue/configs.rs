@@ -119,9 +119,76 @@ pub struct ConfigSet {
     pub keys: BTreeMap<String, ConfigKey>,
     /// The keys prepared for did-you-mean, built on first use.
     candidates: OnceLock<Candidates<'static>>,
+    /// The keys hashed for lookups, built on first use: every key of every rendered file is
+    /// looked up several times (validation, Kafka's default, is it a password), and a hash probe
+    /// costs a fraction of the string comparisons of a tree walk.
+    table: OnceLock<KeyTable>,
+}
+
+/// Open addressing over the set's keys (linear probing, at most half full).
+#[derive(Debug)]
+struct KeyTable {
+    slots: Vec<Option<&'static ConfigKey>>,
+    mask: usize,
+}
+
+impl KeyTable {
+    fn new(keys: impl ExactSizeIterator<Item = &'static ConfigKey>) -> Self {
+        let capacity = (keys.len() * 2).next_power_of_two().max(8);
+        let mask = capacity - 1;
+        let mut slots = vec![None; capacity];
+        for key in keys {
+            let mut at = key_hash(&key.name) as usize & mask;
+            while slots[at].is_some() {
+                at = (at + 1) & mask;
+            }
+            slots[at] = Some(key);
+        }
+        Self { slots, mask }
+    }
+
+    fn get(&self, name: &str) -> Option<&'static ConfigKey> {
+        let mut at = key_hash(name) as usize & self.mask;
+        loop {
+            match self.slots.get(at).copied().flatten() {
+                None => return None,
+                Some(key) if key.name == name => return Some(key),
+                Some(_) => at = (at + 1) & self.mask,
+            }
+        }
+    }
+}
+
+/// A multiply-rotate hash over eight bytes at a time (the catalogue is fixed, so no defence
+/// against chosen collisions is needed; a user's keys can only make a probe longer).
+fn key_hash(name: &str) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let bytes = name.as_bytes();
+    let mut hash = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        hash = (hash.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut word = [0u8; 8];
+        word[..rest.len()].copy_from_slice(rest);
+        hash = (hash.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+    }
+    // The high bits are the well-mixed ones.
+    hash ^ (hash >> 32)
 }
 
 impl ConfigSet {
+    /// The definition of `name`, if this set has one (the same as `keys.get(name)`, faster).
+    pub fn get(&'static self, name: &str) -> Option<&'static ConfigKey> {
+        self.table
+            .get_or_init(|| KeyTable::new(self.keys.values()))
+            .get(name)
+    }
+
     /// The key an unknown key was most likely meant to be.
     pub fn closest_key(&'static self, unknown: &str) -> Option<&'static str> {
         self.candidates
@@ -134,6 +201,8 @@ impl ConfigSet {
 pub struct ConfigCatalogue {
     pub kafka_version: String,
     pub sets: BTreeMap<String, ConfigSet>,
+    /// `set_for` of every role, in `Role::ALL` order, resolved on first use.
+    by_role: OnceLock<[Option<&'static ConfigSet>; 7]>,
 }
 
 impl ConfigCatalogue {
@@ -144,6 +213,7 @@ impl ConfigCatalogue {
             let file: CatalogueFile = serde_json::from_str(CONFIGS_JSON)
                 .unwrap_or_else(|e| panic!("catalogue/kafka-configs.json is invalid: {e}"));
             ConfigCatalogue {
+                by_role: OnceLock::new(),
                 kafka_version: file.kafka_version,
                 sets: file
                     .sets
@@ -156,6 +226,7 @@ impl ConfigCatalogue {
                                 source: set.source.unwrap_or_default(),
                                 keys,
                                 candidates: OnceLock::new(),
+                                table: OnceLock::new(),
                             },
                         )
                     })
@@ -165,7 +236,17 @@ impl ConfigCatalogue {
     }
 
     /// The config set a role's file is read by.
-    pub fn set_for(&self, role: Role) -> Option<&ConfigSet> {
+    pub fn set_for(&'static self, role: Role) -> Option<&'static ConfigSet> {
+        let by_role = self
+            .by_role
+            .get_or_init(|| Role::ALL.map(|role| self.find_set(role)));
+        match Role::ALL.iter().position(|r| *r == role) {
+            Some(at) => by_role[at],
+            None => self.find_set(role),
+        }
+    }
+
+    fn find_set(&self, role: Role) -> Option<&ConfigSet> {
         let candidates: &[&str] = match role {
             Role::Producer => &["producer"],
             Role::Consumer => &["consumer"],
@@ -178,7 +259,7 @@ impl ConfigCatalogue {
         candidates.iter().find_map(|name| self.sets.get(*name))
     }
 
-    pub fn key(&self, role: Role, key: &str) -> Option<&ConfigKey> {
-        self.set_for(role).and_then(|set| set.keys.get(key))
+    pub fn key(&'static self, role: Role, key: &str) -> Option<&'static ConfigKey> {
+        self.set_for(role).and_then(|set| set.get(key))
     }
 }
