@@ -6,6 +6,10 @@
 #
 #   e2e/bench/engine-instructions.sh [ITERATIONS]     (default 50)
 #
+# Builds benches/engine_profile.rs in cargo's target dir (CARGO_TARGET_DIR when set, so people
+# sharing one work tree keep their own builds). ENGINE_PROFILE_BIN=path counts an already built
+# driver instead (for example a copy kept from before a change) without building anything.
+#
 # Prints one line per operation and size: instructions per op = (count(N) - count(0)) / N.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,13 +17,18 @@ iterations=${1:-50}
 command -v valgrind >/dev/null || { echo "valgrind is needed (Debian package valgrind)" >&2; exit 1; }
 # Line tables for callgrind_annotate; the bench profile strips symbols otherwise.
 export CARGO_PROFILE_BENCH_STRIP=none CARGO_PROFILE_BENCH_DEBUG=line-tables-only
-cargo bench --locked --bench engine_profile --no-run 2>&1 | tail -1 >&2
-bin=$(cargo bench --locked --bench engine_profile --no-run --message-format=json 2>/dev/null |
+if [[ -n ${ENGINE_PROFILE_BIN:-} ]]; then
+  bin=$ENGINE_PROFILE_BIN
+else
+  cargo bench --locked --bench engine_profile --no-run 2>&1 | tail -1 >&2
+  bin=$(cargo bench --locked --bench engine_profile --no-run --message-format=json 2>/dev/null |
   python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "engine_profile" and m.get("executable"):
         print(m["executable"])')
+fi
+echo "driver: $bin (target dir: ${CARGO_TARGET_DIR:-target})" >&2
 count() { # op keys iterations
   local out
   out=$(mktemp)
