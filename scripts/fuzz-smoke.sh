@@ -57,7 +57,7 @@ for target in "${targets[@]}"; do
     corpus=$(find "$work" -type f | wc -l)
     if [ "$status" -ne 0 ]; then
         failed=1
-        crash=$(grep -o 'Test unit written to [^ ]*' "$log" | tail -1 | sed 's/Test unit written to //')
+        crash=$(grep -o 'Test unit written to [^ ]*' "$log" | tail -1 | sed 's/Test unit written to //' || true)
         printf '%-20s FAILED (exit %s) execs=%s artifact=%s log=%s\n' "$target" "$status" "${execs:-?}" "${crash:-none}" "$log"
         grep -m1 -E 'panicked at|ERROR: (libFuzzer|AddressSanitizer)' "$log" | sed 's/^/    /' || true
     else
