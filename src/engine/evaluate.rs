@@ -326,7 +326,8 @@ fn collect<'a>(
     problems: &mut Vec<Problem>,
 ) -> Vec<Raw<'a>> {
     let legacy = spec.precedence() == Precedence::Legacy;
-    let mut raws: Vec<Raw<'a>> = Vec::new();
+    let mut raws: Vec<Raw<'a>> =
+        Vec::with_capacity(files.iter().map(|f| f.entries.len()).sum::<usize>() + 16);
     let push = |raws: &mut Vec<Raw<'a>>, key: &'a str, layer, source: String, text: String| {
         raws.push(Raw {
             key,
@@ -534,7 +535,8 @@ fn resolve(
         .and_then(|r| reference::resolve(&r.text, bindings, &BTreeSet::new(), Mode::Lenient).ok())
         .map(|r| reference::provider_names(&r.value))
         .unwrap_or_default();
-    let mut contributions: Vec<(&str, Contribution)> = Vec::with_capacity(raws.len());
+    let mut keys_in_order: Vec<(&str, usize)> = Vec::with_capacity(raws.len());
+    let mut contributions: Vec<Option<Contribution>> = Vec::with_capacity(raws.len());
     for raw in raws {
         let resolved = match reference::resolve_owned(raw.text, bindings, &providers, mode) {
             Ok(resolved) => resolved,
@@ -566,13 +568,19 @@ fn resolve(
             value: resolved.value,
             secret,
         };
-        contributions.push((raw.key, contribution));
+        keys_in_order.push((raw.key, contributions.len()));
+        contributions.push(Some(contribution));
     }
-    // Grouped by key (a stable sort keeps each key's values lowest layer first), then each chain
-    // reversed: the map is built from sorted keys in one pass instead of a tree insert per value.
-    contributions.sort_by(|a, b| a.0.cmp(b.0));
-    let mut grouped: Vec<Provenance> = Vec::new();
-    for (key, contribution) in contributions {
+    // Grouped by key (ties keep their order: each key's values lowest layer first), then each
+    // chain reversed: the map is built from sorted keys in one pass instead of a tree insert per
+    // value. Sorting (key, position) pairs moves 24 bytes per step instead of a contribution; the
+    // stable sort keeps ties in order and makes use of runs that are already sorted.
+    keys_in_order.sort_by(|a, b| a.0.cmp(b.0));
+    let mut grouped: Vec<Provenance> = Vec::with_capacity(keys_in_order.len());
+    for (key, at) in keys_in_order {
+        let Some(contribution) = contributions.get_mut(at).and_then(Option::take) else {
+            continue;
+        };
         match grouped.last_mut() {
             Some(last) if last.key == key => last.chain.push(contribution),
             _ => grouped.push(Provenance {

@@ -351,6 +351,27 @@ impl<'a, T: Unit> LineReader<'a, T> {
 /// Where the key ends and the value starts in a logical line (`Properties.load0`).
 fn split_key_value<T: Unit>(line: &[T]) -> (usize, usize) {
     let limit = line.len();
+    // Usually the key holds no backslash: it ends at the first separator or blank.
+    if let Some(end) = line
+        .iter()
+        .position(|u| matches!(u.ch(), '=' | ':' | ' ' | '\t' | '\u{c}' | '\\'))
+        && line[end].ch() != '\\'
+    {
+        let mut has_sep = matches!(line[end].ch(), '=' | ':');
+        let mut value_start = end + 1;
+        while value_start < limit {
+            let c = line[value_start].ch();
+            if !is_blank(c) {
+                if !has_sep && (c == '=' || c == ':') {
+                    has_sep = true;
+                } else {
+                    break;
+                }
+            }
+            value_start += 1;
+        }
+        return (end, value_start);
+    }
     let mut key_len = 0;
     let mut value_start = limit;
     let mut has_sep = false;
@@ -387,8 +408,11 @@ fn unescape<T: Unit>(segment: &[T], line: u32) -> Result<String, ParseError> {
     let Some(first) = T::backslash(segment) else {
         return Ok(T::text(segment));
     };
-    // A high surrogate from `\uXXXX` waiting for its low half (only ever the unit just read).
+    // A high surrogate from `\uXXXX` waiting for its low half (only ever the unit just read), and
+    // the first lone surrogate of the current run of escapes: reported when the run ends, as
+    // decoding the whole run there did (a malformed escape later in the run wins).
     let mut high: Option<u16> = None;
+    let mut lone: Option<u16> = None;
     let mut out = String::with_capacity(segment.len());
     T::push_text(&mut out, &segment[..first]);
     let mut i = first;
@@ -411,7 +435,15 @@ fn unescape<T: Unit>(segment: &[T], line: u32) -> Result<String, ParseError> {
                     value = (value << 4) | digit as u16;
                 }
                 i += 4;
-                high = push_unit(&mut out, high, value, line)?;
+                if lone.is_none() {
+                    match push_unit(&mut out, high, value) {
+                        Ok(pending) => high = pending,
+                        Err(unit) => {
+                            lone = Some(unit);
+                            high = None;
+                        }
+                    }
+                }
                 continue;
             }
             c = match c {
@@ -422,7 +454,7 @@ fn unescape<T: Unit>(segment: &[T], line: u32) -> Result<String, ParseError> {
                 other => other,
             };
         }
-        if let Some(unit) = high {
+        if let Some(unit) = lone.or(high) {
             return Err(ParseError::LoneSurrogate { line, unit });
         }
         out.push(c);
@@ -433,21 +465,15 @@ fn unescape<T: Unit>(segment: &[T], line: u32) -> Result<String, ParseError> {
             i += run;
         }
     }
-    if let Some(unit) = high {
+    if let Some(unit) = lone.or(high) {
         return Err(ParseError::LoneSurrogate { line, unit });
     }
     Ok(out)
 }
 
 /// Adds one UTF-16 unit of a run of `\uXXXX` escapes, as `char::decode_utf16` over the run
-/// would: returns the high surrogate still waiting for its low half, or the first lone surrogate
-/// as the error.
-fn push_unit(
-    out: &mut String,
-    high: Option<u16>,
-    unit: u16,
-    line: u32,
-) -> Result<Option<u16>, ParseError> {
+/// would: returns the high surrogate still waiting for its low half, or the lone surrogate.
+fn push_unit(out: &mut String, high: Option<u16>, unit: u16) -> Result<Option<u16>, u16> {
     let is_high = (0xD800..0xDC00).contains(&unit);
     let is_low = (0xDC00..0xE000).contains(&unit);
     match high {
@@ -455,19 +481,19 @@ fn push_unit(
             let code = 0x10000 + ((u32::from(h) - 0xD800) << 10) + (u32::from(unit) - 0xDC00);
             match char::from_u32(code) {
                 Some(c) => out.push(c),
-                None => return Err(ParseError::LoneSurrogate { line, unit: h }),
+                None => return Err(h),
             }
             Ok(None)
         }
-        Some(h) => Err(ParseError::LoneSurrogate { line, unit: h }),
+        Some(h) => Err(h),
         None if is_high => Ok(Some(unit)),
-        None if is_low => Err(ParseError::LoneSurrogate { line, unit }),
+        None if is_low => Err(unit),
         None => match char::from_u32(u32::from(unit)) {
             Some(c) => {
                 out.push(c);
                 Ok(None)
             }
-            None => Err(ParseError::LoneSurrogate { line, unit }),
+            None => Err(unit),
         },
     }
 }
@@ -495,45 +521,63 @@ pub fn store_entry(out: &mut String, key: &str, value: &str) {
 
 /// `Properties.saveConvert` with `escapeUnicode = true`.
 fn escape_into(out: &mut String, text: &str, is_key: bool) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let bytes = text.as_bytes();
-    // Runs of characters written as they are go out in one copy.
+    // Runs of characters written as they are go out in one copy; ASCII is decided byte by byte,
+    // and only a non-ASCII byte starts decoding a char.
     let mut run_start = 0;
-    for (at, c) in text.char_indices() {
-        let plain = match c {
-            ' ' => !(at == 0 || is_key),
-            '=' | ':' | '#' | '!' | '\\' => false,
-            ' '..='~' => true,
-            _ => false,
-        };
-        if plain {
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        if byte.is_ascii() {
+            let plain = if byte == b' ' {
+                !(at == 0 || is_key)
+            } else {
+                matches!(byte, b'!'..=b'~') && !matches!(byte, b'=' | b':' | b'#' | b'!' | b'\\')
+            };
+            if plain {
+                at += 1;
+                continue;
+            }
+            out.push_str(&text[run_start..at]);
+            match byte {
+                b'\\' => out.push_str("\\\\"),
+                b' ' => out.push_str("\\ "),
+                b'\t' => out.push_str("\\t"),
+                b'\n' => out.push_str("\\n"),
+                b'\r' => out.push_str("\\r"),
+                0x0C => out.push_str("\\f"),
+                b'=' | b':' | b'#' | b'!' => {
+                    out.push('\\');
+                    out.push(char::from(byte));
+                }
+                _ => push_unicode_escape(out, u16::from(byte)),
+            }
+            at += 1;
+            run_start = at;
             continue;
         }
         out.push_str(&text[run_start..at]);
-        run_start = at + c.len_utf8();
-        match c {
-            '\\' => out.push_str("\\\\"),
-            ' ' => out.push_str("\\ "),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\u{c}' => out.push_str("\\f"),
-            '=' | ':' | '#' | '!' => {
-                out.push('\\');
-                out.push(c);
-            }
-            _ => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    out.push_str("\\u");
-                    for shift in [12, 8, 4, 0] {
-                        out.push(char::from(HEX[usize::from((*unit >> shift) & 0xF)]));
-                    }
-                }
-            }
+        // `at` is on a char boundary: only whole chars are stepped over.
+        let Some(c) = text[at..].chars().next() else {
+            break;
+        };
+        let mut units = [0u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            push_unicode_escape(out, *unit);
         }
+        at += c.len_utf8();
+        run_start = at;
     }
-    out.push_str(&text[run_start..bytes.len()]);
+    out.push_str(&text[run_start..]);
+}
+
+/// `\uXXXX` with upper-case hex digits, as `Properties.store` writes it.
+fn push_unicode_escape(out: &mut String, unit: u16) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.push_str("\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(char::from(HEX[usize::from((unit >> shift) & 0xF)]));
+    }
 }
 
 #[cfg(test)]
@@ -638,5 +682,29 @@ mod tests {
     #[test]
     fn stored_spaces_inside_values_stay_plain() {
         assert_eq!(store([("k", "a b ")]), "k=a b \n");
+    }
+
+    #[test]
+    fn surrogates_pair_up_and_a_lone_one_is_reported_when_its_run_of_escapes_ends() {
+        assert_eq!(pairs("k=\\uD83D\\uDE00!"), vec![p("k", "\u{1F600}!")]);
+        assert_eq!(
+            load(b"k=\\uDE00x"),
+            Err(ParseError::LoneSurrogate {
+                line: 1,
+                unit: 0xDE00
+            })
+        );
+        assert_eq!(
+            load(b"k=\\uD83D"),
+            Err(ParseError::LoneSurrogate {
+                line: 1,
+                unit: 0xD83D
+            })
+        );
+        // A malformed escape later in the same run is what the file is rejected for.
+        assert_eq!(
+            load(b"k=\\uDE00\\u12v"),
+            Err(ParseError::MalformedUnicodeEscape { line: 1 })
+        );
     }
 }

@@ -105,7 +105,13 @@ pub fn render(
         {
             let mut text = String::new();
             if let Some(view) = views.get(&role) {
-                text.reserve(view.keys.len() * 48);
+                // The file's size unescaped, plus room for some escapes.
+                let size: usize = view
+                    .keys
+                    .iter()
+                    .map(|(k, p)| k.len() + p.chain.first().map_or(0, |c| c.value.len()) + 2)
+                    .sum();
+                text.reserve(size + size / 4);
                 let mut providers: Option<BTreeSet<String>> = None;
                 for (key, contribution) in view.file_entries() {
                     let value = contribution.value.as_str();
