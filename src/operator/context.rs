@@ -10,12 +10,12 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 use kube::core::PartialObjectMeta;
-use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::{ObjectRef, Store};
 
 use crate::engine::globals::GlobalDefaults;
 use crate::engine::sources::{SourceKind, SourceRef};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
+use crate::operator::events::EventPublisher;
 use crate::operator::index::{ConfigKey, ReverseIndex};
 use crate::operator::metrics::Metrics;
 use crate::operator::versions::ObjectVersions;
@@ -99,7 +99,7 @@ impl Synced {
 pub struct Context {
     pub client: Client,
     pub metrics: Arc<Metrics>,
-    pub recorder: Recorder,
+    pub recorder: EventPublisher,
     pub namespaces: Store<PartialObjectMeta<Namespace>>,
     pub globals: Store<GlobalClientDefaults>,
     /// One store per watched scope (all namespaces, or each `--watch-namespace`).
@@ -139,13 +139,7 @@ impl Context {
         leader: Arc<AtomicBool>,
         instance: Option<String>,
     ) -> Self {
-        let recorder = Recorder::new(
-            client.clone(),
-            Reporter {
-                controller: MANAGER.to_string(),
-                instance,
-            },
-        );
+        let recorder = EventPublisher::new(client.clone(), MANAGER, instance);
         Context {
             client,
             metrics,

@@ -8,6 +8,7 @@ pub mod context;
 pub mod controller;
 pub mod crd;
 pub mod dereference;
+pub mod events;
 pub mod globals;
 pub mod health;
 pub mod history;

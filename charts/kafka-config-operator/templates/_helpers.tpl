@@ -72,7 +72,7 @@ granted cluster-wide in cluster mode, per watched namespace in namespaced mode.
   verbs: [list]
 - apiGroups: [events.k8s.io]
   resources: [events]
-  verbs: [create, patch]
+  verbs: [create]
 {{- end -}}
 
 {{/* Rules that stay cluster-wide in both modes (cluster-scoped resources). */}}
