@@ -124,7 +124,9 @@ for verb in list watch; do yes_ "$verb" namespaces; done
 for res in deployments statefulsets daemonsets; do
   for verb in get patch; do yes_ "$verb" "$res.apps" -n team-b; done
 done
-for verb in create patch; do yes_ "$verb" events.events.k8s.io -n team-b; done
+yes_ create events.events.k8s.io -n team-b
+# Events are created, never patched into a series (src/operator/events.rs).
+no_ patch events.events.k8s.io -n team-b
 yes_ create leases.coordination.k8s.io -n "$ns"
 for verb in get update; do yes_ "$verb" "leases.coordination.k8s.io/$full" -n "$ns"; done
 no_ update leases.coordination.k8s.io/someone-elses-lease -n "$ns"
