@@ -357,40 +357,34 @@ fn split_key_value<T: Unit>(line: &[T]) -> (usize, usize) {
         .position(|u| matches!(u.ch(), '=' | ':' | ' ' | '\t' | '\u{c}' | '\\'))
         && line[end].ch() != '\\'
     {
-        let mut has_sep = matches!(line[end].ch(), '=' | ':');
-        let mut value_start = end + 1;
-        while value_start < limit {
-            let c = line[value_start].ch();
-            if !is_blank(c) {
-                if !has_sep && (c == '=' || c == ':') {
-                    has_sep = true;
-                } else {
-                    break;
-                }
-            }
-            value_start += 1;
-        }
-        return (end, value_start);
+        let has_sep = matches!(line[end].ch(), '=' | ':');
+        return (end, value_start(line, end + 1, has_sep));
     }
     let mut key_len = 0;
-    let mut value_start = limit;
+    let mut after_key = limit;
     let mut has_sep = false;
     let mut preceding_backslash = false;
     while key_len < limit {
         let c = line[key_len].ch();
         if (c == '=' || c == ':') && !preceding_backslash {
-            value_start = key_len + 1;
+            after_key = key_len + 1;
             has_sep = true;
             break;
         } else if is_blank(c) && !preceding_backslash {
-            value_start = key_len + 1;
+            after_key = key_len + 1;
             break;
         }
         preceding_backslash = c == '\\' && !preceding_backslash;
         key_len += 1;
     }
-    while value_start < limit {
-        let c = line[value_start].ch();
+    (key_len, value_start(line, after_key, has_sep))
+}
+
+/// Where the value starts: after the blanks following the key and at most one `=` or `:`
+/// (none more when the key already ended at one).
+fn value_start<T: Unit>(line: &[T], mut at: usize, mut has_sep: bool) -> usize {
+    while at < line.len() {
+        let c = line[at].ch();
         if !is_blank(c) {
             if !has_sep && (c == '=' || c == ':') {
                 has_sep = true;
@@ -398,9 +392,9 @@ fn split_key_value<T: Unit>(line: &[T]) -> (usize, usize) {
                 break;
             }
         }
-        value_start += 1;
+        at += 1;
     }
-    (key_len, value_start)
+    at
 }
 
 /// `Properties.loadConvert`: resolves escapes; `\uXXXX` units are joined into UTF-16 pairs.
