@@ -17,19 +17,7 @@ impl GlobalDefaults {
     /// Whether it selects configs of `tool` in a namespace with `labels` (roles are filtered
     /// separately, per role).
     pub fn selects(&self, tool: &str, labels: &BTreeMap<String, String>) -> bool {
-        let Some(selector) = &self.spec.selector else {
-            return true;
-        };
-        let namespace_ok = selector
-            .namespace_selector
-            .as_ref()
-            .is_none_or(|s| s.matches(labels));
-        let tool_ok = selector.tools.is_empty()
-            || selector
-                .tools
-                .iter()
-                .any(|t| t.strip_suffix(".sh").unwrap_or(t) == tool);
-        namespace_ok && tool_ok
+        selects(&self.spec, tool, labels)
     }
 
     pub fn applies_to_role(&self, role: Role) -> bool {
@@ -86,6 +74,28 @@ pub fn role_list() -> String {
         .map(|r| r.as_str())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Whether a GlobalClientDefaults spec selects configs of `tool` in a namespace with `labels`
+/// (roles are filtered separately, per role).
+pub fn selects(
+    spec: &GlobalClientDefaultsSpec,
+    tool: &str,
+    labels: &BTreeMap<String, String>,
+) -> bool {
+    let Some(selector) = &spec.selector else {
+        return true;
+    };
+    let namespace_ok = selector
+        .namespace_selector
+        .as_ref()
+        .is_none_or(|s| s.matches(labels));
+    let tool_ok = selector.tools.is_empty()
+        || selector
+            .tools
+            .iter()
+            .any(|t| t.strip_suffix(".sh").unwrap_or(t) == tool);
+    namespace_ok && tool_ok
 }
 
 /// The selected objects in application order: ascending priority, then name.

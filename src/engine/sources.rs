@@ -51,6 +51,25 @@ impl SourceKind {
             SourceKind::Secret => "Secret",
         }
     }
+
+    /// The inverse of [`SourceKind::as_str`] (kinds as written in a status).
+    pub fn parse(kind: &str) -> Option<SourceKind> {
+        match kind {
+            "ConfigMap" => Some(SourceKind::ConfigMap),
+            "Secret" => Some(SourceKind::Secret),
+            _ => None,
+        }
+    }
+}
+
+/// An output is an object of the same two kinds; the controller watches it like a source.
+impl From<crate::engine::spec::OutputKind> for SourceKind {
+    fn from(kind: crate::engine::spec::OutputKind) -> Self {
+        match kind {
+            crate::engine::spec::OutputKind::ConfigMap => SourceKind::ConfigMap,
+            crate::engine::spec::OutputKind::Secret => SourceKind::Secret,
+        }
+    }
 }
 
 /// An object a config depends on: what the controller's reverse index is keyed by.

@@ -143,67 +143,75 @@ where
     // The watch cache saves a read on the common paths; whenever it could be stale in a way that
     // matters, the API server decides: a create of a name someone took meanwhile fails with 409,
     // and an update reads the object (and its owner) first.
-    match cached {
+    let existing = match cached {
         Cached::Absent => match create(api, metrics, kind, &object).await {
-            Ok(()) => {
-                return created(api, uid, rendered, immutable, previous_status_hash).await;
+            Ok(()) => return created(api, uid, rendered, immutable, previous_status_hash).await,
+            Err(Error::Kube(kube::Error::Api(status))) if status.is_already_exists() => {
+                read_meta(api, &name, uid).await?
             }
-            Err(Error::Kube(kube::Error::Api(status))) if status.is_already_exists() => {}
             Err(error) => return Err(error),
         },
         Cached::Present {
             output: Some(meta), ..
-        } if &*meta.controller_uid == uid => {
-            let live = meta.hash.as_deref().map(str::to_string);
-            if (live.as_deref() == Some(rendered.hash.as_str()) && !meta.foreign_data) || immutable
-            {
-                return Ok(OutputState {
-                    previous_hash: live.clone(),
-                    hash: live.or_else(|| Some(rendered.hash.clone())),
-                    ..OutputState::default()
-                });
-            }
-            if let Some(old) = api.get_opt(&name).await? {
-                if is_controlled_by(old.meta(), uid) {
-                    return update(api, metrics, kind, &object, rendered, old).await;
-                }
-                return Ok(conflict(kind, &name));
-            }
-            // Deleted meanwhile: create it again.
-            create(api, metrics, kind, &object).await?;
-            return created(api, uid, rendered, immutable, previous_status_hash).await;
-        }
-        _ => {}
-    }
-    match api.get_metadata_opt(&name).await? {
+        } if &*meta.controller_uid == uid => Some(LiveOutput {
+            controlled: true,
+            hash: meta.hash.as_deref().map(str::to_string),
+            foreign_data: meta.foreign_data,
+        }),
+        _ => read_meta(api, &name, uid).await?,
+    };
+    match existing {
         None => {
             // create, not apply: if someone else creates the name meanwhile, we get 409 and
             // never take over their object.
             create(api, metrics, kind, &object).await?;
             created(api, uid, rendered, immutable, previous_status_hash).await
         }
-        Some(existing) if !is_controlled_by(&existing.metadata, uid) => Ok(conflict(kind, &name)),
-        Some(existing) => {
-            let live = hash_of(&existing.metadata);
-            let drifted = foreign_data_owner(&existing.metadata);
-            if (live.as_deref() == Some(rendered.hash.as_str()) && !drifted) || immutable {
-                // Immutable objects are content-addressed: same name, same content.
-                Ok(OutputState {
-                    previous_hash: live.clone(),
-                    hash: live.or_else(|| Some(rendered.hash.clone())),
-                    ..OutputState::default()
-                })
-            } else {
-                match api.get_opt(&name).await? {
-                    Some(old) => update(api, metrics, kind, &object, rendered, old).await,
-                    None => {
-                        create(api, metrics, kind, &object).await?;
-                        created(api, uid, rendered, immutable, previous_status_hash).await
-                    }
-                }
-            }
+        Some(live) if !live.controlled => Ok(conflict(kind, &name)),
+        Some(live)
+            if (live.hash.as_deref() == Some(rendered.hash.as_str()) && !live.foreign_data)
+                || immutable =>
+        {
+            // Immutable objects are content-addressed: same name, same content.
+            Ok(OutputState {
+                previous_hash: live.hash.clone(),
+                hash: live.hash.or_else(|| Some(rendered.hash.clone())),
+                ..OutputState::default()
+            })
         }
+        Some(_) => match api.get_opt(&name).await? {
+            Some(old) if is_controlled_by(old.meta(), uid) => {
+                update(api, metrics, kind, &object, rendered, old).await
+            }
+            Some(_) => Ok(conflict(kind, &name)),
+            // Deleted meanwhile: create it again.
+            None => {
+                create(api, metrics, kind, &object).await?;
+                created(api, uid, rendered, immutable, previous_status_hash).await
+            }
+        },
     }
+}
+
+/// What decides between create, leave alone, update and conflict.
+struct LiveOutput {
+    controlled: bool,
+    hash: Option<String>,
+    foreign_data: bool,
+}
+
+async fn read_meta<K>(api: &Api<K>, name: &str, uid: &str) -> Result<Option<LiveOutput>, Error>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+{
+    Ok(api
+        .get_metadata_opt(name)
+        .await?
+        .map(|existing| LiveOutput {
+            controlled: is_controlled_by(&existing.metadata, uid),
+            hash: hash_of(&existing.metadata),
+            foreign_data: foreign_data_owner(&existing.metadata),
+        }))
 }
 
 fn conflict(kind: &str, name: &str) -> OutputState {

@@ -39,7 +39,9 @@ use tracing::{debug, error, info, warn};
 
 use crate::engine::sources::SourceKind;
 use crate::operator::context::{Context, ScopeVersions, Synced, lock};
-use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig, KafkaToolConfigSpec};
+use crate::operator::crd::{
+    GlobalClientDefaults, KafkaToolConfig, KafkaToolConfigSpec, controlling_config,
+};
 use crate::operator::globals;
 use crate::operator::health;
 use crate::operator::leader::{self, Attempt, LeaseLock};
@@ -104,17 +106,7 @@ where
 /// The KafkaToolConfig that controls an object (its controller ownerReference).
 fn controller_owner<K: Resource>(object: &K) -> Option<ObjectRef<KafkaToolConfig>> {
     let namespace = object.meta().namespace.as_deref()?;
-    object
-        .meta()
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|r| {
-            r.controller == Some(true)
-                && r.kind == KafkaToolConfig::kind(&())
-                && r.api_version == KafkaToolConfig::api_version(&())
-        })
-        .map(|r| ObjectRef::new(&r.name).within(namespace))
+    controlling_config(object.meta()).map(|r| ObjectRef::new(&r.name).within(namespace))
 }
 
 fn output_hash<K: Resource>(object: &K) -> Option<String> {

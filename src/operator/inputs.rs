@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 
 use kube::ResourceExt;
-use kube::runtime::reflector::ObjectRef;
 
 use crate::engine::catalogue::tools::ToolCatalogue;
 use crate::engine::globals;
@@ -21,25 +20,20 @@ use crate::status::{GlobalVersion, InputsStatus, READY, SourceVersion};
 pub const OPERATOR_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The GlobalClientDefaults that select a config now (valid or not: an invalid one changes the
-/// status), with their generations.
+/// status), with their generations, straight from the cache (no copy of their specs).
 pub fn selected_globals(
     ctx: &Context,
     config: &KafkaToolConfig,
     labels: &BTreeMap<String, String>,
-    all: &[globals::GlobalDefaults],
 ) -> BTreeMap<String, Option<i64>> {
     let Some(tool) = ToolCatalogue::get().tool(&config.spec.config.tool) else {
         return BTreeMap::new();
     };
-    globals::select(all, &tool.name, labels)
-        .into_iter()
-        .map(|g| {
-            let generation = ctx
-                .globals
-                .get(&ObjectRef::new(&g.name))
-                .and_then(|o| o.metadata.generation);
-            (g.name.clone(), generation)
-        })
+    ctx.globals
+        .state()
+        .iter()
+        .filter(|g| globals::selects(&g.spec.config, &tool.name, labels))
+        .filter_map(|g| Some((g.metadata.name.clone()?, g.metadata.generation)))
         .collect()
 }
 
@@ -75,14 +69,9 @@ pub fn from_status(generation: Option<i64>, inputs: &InputsStatus) -> Seen {
             .sources
             .iter()
             .filter_map(|s| {
-                let kind = match s.kind.as_str() {
-                    "ConfigMap" => SourceKind::ConfigMap,
-                    "Secret" => SourceKind::Secret,
-                    _ => return None,
-                };
                 Some((
                     SourceRef {
-                        kind,
+                        kind: SourceKind::parse(&s.kind)?,
                         name: s.name.clone(),
                     },
                     s.resource_version.clone(),
@@ -139,15 +128,11 @@ pub fn unchanged(ctx: &Context, config: &KafkaToolConfig, namespace: &str) -> Op
         }
     }
     let labels = ctx.namespace_labels(namespace);
-    if selected_globals(ctx, config, &labels, &ctx.global_defaults()) != seen.globals {
+    if selected_globals(ctx, config, &labels) != seen.globals {
         return None;
     }
     let output = status.output.as_ref()?;
-    let kind = match output.kind.as_str() {
-        "ConfigMap" => SourceKind::ConfigMap,
-        "Secret" => SourceKind::Secret,
-        _ => return None,
-    };
+    let kind = SourceKind::parse(&output.kind)?;
     let uid = config.uid()?;
     let Cached::Present {
         output: Some(meta), ..

@@ -148,14 +148,13 @@ async fn reconcile_inner(
     // Nothing changed since the live output was rendered (a restart, the periodic resync): the
     // caches prove it, so nothing is read or written.
     if let Some(seen) = inputs::unchanged(ctx, config, namespace) {
+        // `unchanged` found the output under this kind and name.
         let mut watched: Vec<SourceRef> = seen.sources.keys().cloned().collect();
-        if let Some(output) = previous.as_ref().and_then(|s| s.output.as_ref()) {
+        if let Some(output) = previous.as_ref().and_then(|s| s.output.as_ref())
+            && let Some(kind) = SourceKind::parse(&output.kind)
+        {
             watched.push(SourceRef {
-                kind: if output.kind == "Secret" {
-                    SourceKind::Secret
-                } else {
-                    SourceKind::ConfigMap
-                },
+                kind,
                 name: output.name.clone(),
             });
         }
@@ -181,15 +180,8 @@ async fn reconcile_inner(
     // The output name is a dependency too: deleting a conflicting object must wake us up.
     let mut watched = ev.referenced.clone();
     if let Some(rendered) = &ev.rendered {
-        watched.push(crate::engine::sources::SourceRef {
-            kind: match rendered.kind {
-                crate::engine::spec::OutputKind::ConfigMap => {
-                    crate::engine::sources::SourceKind::ConfigMap
-                }
-                crate::engine::spec::OutputKind::Secret => {
-                    crate::engine::sources::SourceKind::Secret
-                }
-            },
+        watched.push(SourceRef {
+            kind: rendered.kind.into(),
             name: crate::output::output_name(spec, rendered),
         });
     }
@@ -198,7 +190,7 @@ async fn reconcile_inner(
     let seen = Seen {
         generation,
         sources: fetched.versions.clone(),
-        globals: inputs::selected_globals(ctx, config, &labels, &globals),
+        globals: inputs::selected_globals(ctx, config, &labels),
     };
     // What the previous evaluation saw is in its status (also after a restart).
     let seen_before = previous.as_ref().and_then(|before| {
@@ -223,12 +215,8 @@ async fn reconcile_inner(
     let mut prune_current = None;
     if let Some(rendered) = &ev.rendered {
         let output_name = crate::output::output_name(spec, rendered);
-        let output_kind = match rendered.kind {
-            crate::engine::spec::OutputKind::ConfigMap => SourceKind::ConfigMap,
-            crate::engine::spec::OutputKind::Secret => SourceKind::Secret,
-        };
         let cached = ctx
-            .versions(output_kind, namespace)
+            .versions(rendered.kind.into(), namespace)
             .map_or(Cached::Unknown, |v| v.get(namespace, &output_name));
         let state = apply::ensure_output(
             &ctx.client,

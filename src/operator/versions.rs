@@ -17,7 +17,7 @@ use kube::runtime::watcher;
 
 use crate::operator::apply::foreign_data_owner;
 use crate::operator::context::Synced;
-use crate::operator::crd::KafkaToolConfig;
+use crate::operator::crd::controlling_config;
 use crate::output::HASH_ANNOTATION;
 
 /// What the cache knows about an output object.
@@ -147,18 +147,6 @@ impl ObjectVersions {
             _ => false,
         }
     }
-
-    pub fn len(&self) -> usize {
-        let state = self
-            .state
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        state.current.values().map(HashMap::len).sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 fn insert(objects: &mut Objects, namespace: &str, name: &str, entry: Entry) {
@@ -176,24 +164,15 @@ where
     let namespace = meta.namespace.as_deref()?;
     let name = meta.name.as_deref()?;
     let resource_version = meta.resource_version.as_deref()?.into();
-    let output = meta
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|r| {
-            r.controller == Some(true)
-                && r.kind == KafkaToolConfig::kind(&())
-                && r.api_version == KafkaToolConfig::api_version(&())
-        })
-        .map(|owner| OutputMeta {
-            controller_uid: owner.uid.as_str().into(),
-            hash: meta
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(HASH_ANNOTATION))
-                .map(|h| h.as_str().into()),
-            foreign_data: foreign_data_owner(meta),
-        });
+    let output = controlling_config(meta).map(|owner| OutputMeta {
+        controller_uid: owner.uid.as_str().into(),
+        hash: meta
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(HASH_ANNOTATION))
+            .map(|h| h.as_str().into()),
+        foreign_data: foreign_data_owner(meta),
+    });
     Some((
         namespace,
         name,
@@ -210,7 +189,8 @@ mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
     use kube::api::ObjectMeta;
-    use kube::core::ObjectMeta as Meta;
+
+    use crate::operator::crd::KafkaToolConfig;
 
     type Ev = watcher::Event<PartialObjectMeta<ConfigMap>>;
 
@@ -221,7 +201,7 @@ mod tests {
                 namespace: Some("team-a".into()),
                 name: Some(name.into()),
                 resource_version: Some(version.into()),
-                ..Meta::default()
+                ..ObjectMeta::default()
             },
             _phantom: std::marker::PhantomData,
         }
@@ -265,7 +245,12 @@ mod tests {
         assert!(versions.is_at("team-a", "base", Some("9")));
         versions.observe(&Ev::Delete(object("base", "10")));
         assert_eq!(versions.get("team-a", "base"), Cached::Absent);
-        assert!(versions.is_empty());
+        // An emptied namespace leaves no entry behind.
+        let state = versions
+            .state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        assert!(state.current.is_empty());
     }
 
     #[test]
