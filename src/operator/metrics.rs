@@ -204,4 +204,33 @@ mod tests {
             "{text}"
         );
     }
+
+    /// docs/metrics.md is the operator's metrics reference: a metric it does not name is a drift.
+    #[test]
+    fn every_metric_is_documented() {
+        let doc = include_str!("../../docs/metrics.md");
+        let metrics = Metrics::new();
+        // A family without a child prints no TYPE line: give each one a sample.
+        metrics.write("ConfigMap");
+        metrics.error("Kube");
+        metrics.set_configs(1, 0, 0);
+        let text = metrics.encode().expect("encodes");
+        let metrics: Vec<(&str, &str)> = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("# TYPE "))
+            .filter_map(|line| line.split_once(' '))
+            .collect();
+        assert!(metrics.len() >= 8, "{text}");
+        for (name, kind) in metrics {
+            // OpenMetrics TYPE lines name a counter without the `_total` its samples carry.
+            let shown = match kind {
+                "counter" => format!("`{name}_total`"),
+                _ => format!("`{name}`"),
+            };
+            assert!(
+                doc.contains(&shown),
+                "docs/metrics.md does not name {shown}"
+            );
+        }
+    }
 }
