@@ -28,6 +28,20 @@ pub enum ManifestError {
         name: String,
         message: String,
     },
+    /// Two documents of one set are the same Kubernetes object: `kubectl apply` would silently
+    /// keep the last one, so a preview of the set cannot say what the cluster would get.
+    #[error(
+        "{kind} {object} is defined twice: in {first} and in {second}; applied together, the \
+         second would silently replace the first. Give each its own name (or namespace), or keep one"
+    )]
+    Duplicate {
+        kind: String,
+        /// `name`, or `namespace/name` for a namespaced object.
+        object: String,
+        /// `path, document N` of each definition.
+        first: String,
+        second: String,
+    },
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -63,9 +77,35 @@ pub struct Workspace {
     pub globals: Vec<GlobalDefaults>,
     pub sources: BTreeMap<String, SourceSet>,
     pub namespace_labels: BTreeMap<String, BTreeMap<String, String>>,
+    /// Where each object was defined, to refuse a second definition of the same object.
+    origins: BTreeMap<ObjectKey, String>,
+}
+
+/// What identifies a Kubernetes object: API group (not version), kind, namespace (empty for a
+/// cluster-scoped kind) and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct ObjectKey {
+    group: String,
+    kind: String,
+    namespace: String,
+    name: String,
 }
 
 const DEFAULT_NAMESPACE: &str = "default";
+
+/// Kinds without a namespace: their `metadata.namespace`, if any, does not tell objects apart.
+const CLUSTER_SCOPED: &[&str] = &[
+    "Namespace",
+    "GlobalClientDefaults",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "PersistentVolume",
+    "StorageClass",
+    "PriorityClass",
+    "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration",
+];
 
 impl Workspace {
     pub fn load(paths: &[PathBuf]) -> Result<Workspace, ManifestError> {
@@ -74,6 +114,12 @@ impl Workspace {
         for path in paths {
             collect_files(path, &mut files)?;
         }
+        // A file named twice (`-f examples/ -f examples/a/x.yaml`) is read once: its objects are
+        // not two definitions.
+        let mut read = std::collections::BTreeSet::new();
+        files.retain(|file| {
+            read.insert(std::fs::canonicalize(file).unwrap_or_else(|_| file.clone()))
+        });
         for file in files {
             let text = std::fs::read_to_string(&file).map_err(|source| ManifestError::Read {
                 path: file.clone(),
@@ -121,6 +167,9 @@ impl Workspace {
                 .namespace
                 .clone()
                 .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string());
+            if !kind.is_empty() {
+                self.record_origin(&doc, &kind, &namespace, &metadata.name, path, index)?;
+            }
             match kind.as_str() {
                 "KafkaToolConfig" => {
                     let spec = doc.get("spec").cloned().unwrap_or(serde_json::Value::Null);
@@ -165,6 +214,53 @@ impl Workspace {
                 _ => {}
             }
         }
+        Ok(())
+    }
+
+    /// Remembers where an object is defined; a second definition of it is an error naming both.
+    fn record_origin(
+        &mut self,
+        doc: &serde_json::Value,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+        path: &Path,
+        index: usize,
+    ) -> Result<(), ManifestError> {
+        let api_version = doc
+            .get("apiVersion")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default();
+        // `v1` is the core group; `kafkaconfig.dev/v1alpha1` and `.../v1` are one group.
+        let group = api_version
+            .rsplit_once('/')
+            .map_or("", |(group, _)| group)
+            .to_string();
+        let cluster_scoped = CLUSTER_SCOPED.contains(&kind);
+        let key = ObjectKey {
+            group,
+            kind: kind.to_string(),
+            namespace: if cluster_scoped {
+                String::new()
+            } else {
+                namespace.to_string()
+            },
+            name: name.to_string(),
+        };
+        let here = format!("{}, document {index}", path.display());
+        if let Some(first) = self.origins.get(&key) {
+            return Err(ManifestError::Duplicate {
+                kind: kind.to_string(),
+                object: if cluster_scoped {
+                    name.to_string()
+                } else {
+                    format!("{namespace}/{name}")
+                },
+                first: first.clone(),
+                second: here,
+            });
+        }
+        self.origins.insert(key, here);
         Ok(())
     }
 
@@ -243,4 +339,87 @@ fn secret_data(doc: &serde_json::Value) -> Result<SourceData, String> {
         data.insert(key, value.into_bytes());
     }
     Ok(SourceData { data })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONFIG: &str = "apiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {name: orders, namespace: team-a}\nspec: {tool: client, roles: [producer]}\n";
+    const GLOBAL: &str = "apiVersion: kafkaconfig.dev/v1alpha1\nkind: GlobalClientDefaults\nmetadata: {name: prod}\nspec: {priority: 1}\n";
+
+    fn read(files: &[(&str, &str)]) -> Result<Workspace, ManifestError> {
+        let mut workspace = Workspace::default();
+        for (path, text) in files {
+            workspace.add_documents(Path::new(path), text)?;
+        }
+        Ok(workspace)
+    }
+
+    #[test]
+    fn the_same_object_in_two_files_is_refused_naming_both_files() {
+        let error = read(&[("a/global.yaml", GLOBAL), ("b/global.yaml", GLOBAL)])
+            .expect_err("a duplicate is refused");
+        let message = error.to_string();
+        assert!(
+            matches!(error, ManifestError::Duplicate { .. }),
+            "{message}"
+        );
+        assert!(message.contains("GlobalClientDefaults prod"), "{message}");
+        assert!(message.contains("a/global.yaml, document 0"), "{message}");
+        assert!(message.contains("b/global.yaml, document 0"), "{message}");
+    }
+
+    #[test]
+    fn a_cluster_scoped_object_is_the_same_whatever_namespace_its_manifest_names() {
+        let in_namespace = GLOBAL.replace("{name: prod}", "{name: prod, namespace: x}");
+        let error = read(&[("a.yaml", GLOBAL), ("b.yaml", &in_namespace)])
+            .expect_err("one cluster-scoped object");
+        assert!(matches!(error, ManifestError::Duplicate { .. }), "{error}");
+    }
+
+    #[test]
+    fn a_file_named_twice_is_read_once() {
+        let dir = std::env::temp_dir().join(format!("kco-manifest-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("global.yaml");
+        std::fs::write(&file, GLOBAL).expect("write");
+        let workspace = Workspace::load(&[dir.clone(), file.clone()]);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(workspace.expect("one definition").globals.len(), 1);
+    }
+
+    #[test]
+    fn the_same_object_twice_in_one_file_is_refused_with_both_documents() {
+        let text = format!("{CONFIG}---\n{CONFIG}");
+        let message = read(&[("one.yaml", &text)])
+            .expect_err("a duplicate is refused")
+            .to_string();
+        assert!(
+            message.contains("KafkaToolConfig team-a/orders"),
+            "{message}"
+        );
+        assert!(message.contains("one.yaml, document 0"), "{message}");
+        assert!(message.contains("one.yaml, document 1"), "{message}");
+    }
+
+    #[test]
+    fn only_group_kind_namespace_and_name_together_identify_an_object() {
+        let other_namespace = CONFIG.replace("team-a", "team-b");
+        let other_name = CONFIG.replace("orders", "payments");
+        let other_version = CONFIG.replace("v1alpha1", "v1");
+        // Same name, another kind in the core group: a ConfigMap may share the config's name.
+        let config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: orders, namespace: team-a}\ndata: {}\n";
+        let workspace = read(&[
+            ("a.yaml", CONFIG),
+            ("b.yaml", &other_namespace),
+            ("c.yaml", &other_name),
+            ("d.yaml", config_map),
+        ])
+        .expect("distinct objects");
+        assert_eq!(workspace.configs.len(), 3);
+        let error = read(&[("a.yaml", CONFIG), ("e.yaml", &other_version)])
+            .expect_err("another version of the same group is the same object");
+        assert!(matches!(error, ManifestError::Duplicate { .. }), "{error}");
+    }
 }
