@@ -1,5 +1,5 @@
 //! MirrorMaker 2 client settings (KIP-781): `{cluster}.{producer,consumer,admin}.k` beats the
-//! Connect-style `{producer,consumer}.override.k`, and overrides are ignored — visibly — when
+//! Connect-style `{producer,consumer,admin}.override.k`, and overrides are ignored — visibly — when
 //! `connector.client.config.override.policy` is not `All`. The rendered `mm2.properties` carries
 //! the resolved per-cluster keys, so no setting depends on how a MirrorMaker release reads them.
 
@@ -9,7 +9,8 @@ use crate::engine::outcome::{Reason, Warning};
 use crate::engine::spec::Role;
 
 const POLICY_KEY: &str = "connector.client.config.override.policy";
-const OVERRIDE_ROLES: [&str; 2] = ["producer", "consumer"];
+/// Connect's per-connector client overrides (KIP-458): producer, consumer and admin alike.
+const OVERRIDE_ROLES: [&str; 3] = ["producer", "consumer", "admin"];
 
 /// Expands `{role}.override.k` into `{cluster}.{role}.k` for every cluster that does not set it.
 pub fn resolve_overrides(content: &mut BTreeMap<String, String>, warnings: &mut Vec<Warning>) {
@@ -98,6 +99,38 @@ mod tests {
                 .message
                 .contains("b.producer.acks beats producer.override.acks")
         );
+    }
+
+    #[test]
+    fn admin_overrides_resolve_like_producer_and_consumer_overrides() {
+        let mut content = map(&[
+            ("clusters", "a, b"),
+            ("admin.override.request.timeout.ms", "60000"),
+            ("b.admin.request.timeout.ms", "30000"),
+        ]);
+        let mut warnings = Vec::new();
+        resolve_overrides(&mut content, &mut warnings);
+        assert_eq!(content["a.admin.request.timeout.ms"], "60000");
+        assert_eq!(content["b.admin.request.timeout.ms"], "30000");
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0]
+                .message
+                .contains("b.admin.request.timeout.ms beats admin.override.request.timeout.ms"),
+            "{}",
+            warnings[0].message
+        );
+
+        let mut ignored = map(&[
+            ("clusters", "a"),
+            ("admin.override.request.timeout.ms", "60000"),
+            ("connector.client.config.override.policy", "None"),
+        ]);
+        let mut warnings = Vec::new();
+        resolve_overrides(&mut ignored, &mut warnings);
+        assert!(!ignored.contains_key("a.admin.request.timeout.ms"));
+        assert_eq!(warnings[0].key, "admin.override.request.timeout.ms");
+        assert_eq!(warnings[0].reason, Reason::OverrideIgnored);
     }
 
     #[test]
