@@ -64,7 +64,17 @@ pub enum Command {
     },
     /// Print the CustomResourceDefinitions (what crds/ holds).
     #[cfg(feature = "operator")]
-    Crds,
+    Crds {
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = CrdsFormat::Yaml)]
+        format: CrdsFormat,
+    },
+}
+
+/// `crds -o`: the YAML documents of crds/, or the same objects as one JSON array.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CrdsFormat {
+    Yaml,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -355,16 +365,24 @@ struct ValidateMetadata {
 pub fn validate(paths: &[PathBuf], format: TextFormat) -> Result<Result<(), Invalid>, CliError> {
     let workspace = Workspace::load(paths)?;
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let (text, all_valid) = validate_text(&workspace, format, &now);
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(if all_valid { Ok(()) } else { Err(Invalid) })
+}
+
+/// What `validate` prints, with `now` as the time of every condition change, and whether every
+/// config is valid.
+pub fn validate_text(workspace: &Workspace, format: TextFormat, now: &str) -> (String, bool) {
     let mut entries = Vec::new();
     let mut all_valid = true;
     for config in &workspace.configs {
-        let ev = evaluate_manifest(&workspace, config);
+        let ev = evaluate_manifest(workspace, config);
         all_valid &= ev.is_valid();
         let live = Live {
             hash: ev.rendered.as_ref().map(|r| r.hash.clone()),
             write_failure: None,
         };
-        let status = status::build(&ev, config.metadata.generation, None, &live, &now);
+        let status = status::build(&ev, config.metadata.generation, None, &live, now);
         entries.push(ValidateEntry {
             api_version: output::API_VERSION,
             kind: "KafkaToolConfig",
@@ -375,28 +393,81 @@ pub fn validate(paths: &[PathBuf], format: TextFormat) -> Result<Result<(), Inva
             status,
         });
     }
-    let mut stdout = std::io::stdout().lock();
+    let mut out = String::new();
     match format {
-        TextFormat::Json => writeln!(stdout, "{}", to_json_pretty(&entries))?,
+        TextFormat::Json => {
+            out.push_str(&to_json_pretty(&entries));
+            out.push('\n');
+        }
         TextFormat::Table => {
             for entry in &entries {
-                writeln!(
-                    stdout,
-                    "KafkaToolConfig {}/{}",
+                out.push_str(&format!(
+                    "KafkaToolConfig {}/{}\n",
                     entry.metadata.namespace, entry.metadata.name
-                )?;
+                ));
                 for c in &entry.status.conditions {
-                    writeln!(
-                        stdout,
-                        "  {}={} {}: {}",
+                    out.push_str(&format!(
+                        "  {}={} {}: {}\n",
                         c.type_, c.status, c.reason, c.message
-                    )?;
+                    ));
                 }
                 for w in &entry.status.warnings {
-                    writeln!(stdout, "  warning {} {}: {}", w.reason, w.key, w.message)?;
+                    out.push_str(&format!(
+                        "  warning {} {}: {}\n",
+                        w.reason, w.key, w.message
+                    ));
                 }
             }
         }
     }
-    Ok(if all_valid { Ok(()) } else { Err(Invalid) })
+    (out, all_valid)
+}
+
+/// What `crds` prints: the CRDs as YAML documents (what crds/ holds), or as one JSON array of the
+/// same objects (read back from that YAML, so the two outputs cannot disagree).
+#[cfg(feature = "operator")]
+pub fn crds_text(format: CrdsFormat) -> Result<String, CliError> {
+    let yaml = crate::operator::crd::crds_yaml().map_err(CliError::Usage)?;
+    match format {
+        CrdsFormat::Yaml => Ok(yaml),
+        CrdsFormat::Json => {
+            let objects: Vec<serde_json::Value> = serde_saphyr::from_multiple(&yaml)
+                .map_err(|e| CliError::Usage(format!("cannot read the CRDs back: {e}")))?;
+            Ok(format!("{}\n", to_json_pretty(&objects)))
+        }
+    }
+}
+
+#[cfg(feature = "operator")]
+pub fn crds(format: CrdsFormat) -> Result<Result<(), Invalid>, CliError> {
+    let text = crds_text(format)?;
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(Ok(()))
+}
+
+#[cfg(all(test, feature = "operator"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crds_json_is_an_array_of_the_objects_the_yaml_output_holds() {
+        let yaml = crds_text(CrdsFormat::Yaml).expect("yaml");
+        let json = crds_text(CrdsFormat::Json).expect("json");
+        let from_yaml: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple(&yaml).expect("the YAML output parses");
+        let from_json: serde_json::Value =
+            serde_json::from_str(&json).expect("the JSON output parses");
+        let array = from_json.as_array().expect("a JSON array");
+        assert_eq!(array, &from_yaml);
+        let kinds: Vec<&str> = array
+            .iter()
+            .map(|crd| crd["spec"]["names"]["kind"].as_str().unwrap_or_default())
+            .collect();
+        assert_eq!(kinds, ["KafkaToolConfig", "GlobalClientDefaults"]);
+        assert!(
+            array
+                .iter()
+                .all(|crd| crd["kind"] == "CustomResourceDefinition")
+        );
+    }
 }

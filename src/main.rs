@@ -24,13 +24,7 @@ fn main() -> ExitCode {
         }
         Command::Validate { paths, format } => cli::validate(&paths, format),
         #[cfg(feature = "operator")]
-        Command::Crds => match kafka_config_operator::operator::crd::crds_yaml() {
-            Ok(yaml) => {
-                print!("{yaml}");
-                Ok(Ok(()))
-            }
-            Err(e) => Err(cli::CliError::Usage(e)),
-        },
+        Command::Crds { format } => cli::crds(format),
     };
     match result {
         Ok(Ok(())) => ExitCode::SUCCESS,
