@@ -1,15 +1,29 @@
-//! Golden outputs: every folder of `examples/` renders valid, and exactly to the committed
-//! `tests/golden/<example>.yaml` (`UPDATE_GOLDEN=1 cargo test --test examples` rewrites them after
-//! a deliberate change; review the diff).
+//! Golden outputs of `examples/`.
+//!
+//! Each folder of `examples/` is one scenario, and `tests/golden/<folder>.yaml` records what its
+//! KafkaToolConfigs render to (`render -o yaml`, then `-o properties`) and what `validate`
+//! reports for them (conditions and warnings). The README's command renders the whole of
+//! `examples/` as ONE set, as if every example were applied to one cluster, so the examples must
+//! not interfere: the goldens are checked both ways, and must be the same bytes whether a folder
+//! is rendered alone or its configs are rendered within the whole set (with every other folder's
+//! GlobalClientDefaults, Namespaces, ConfigMaps and Secrets present). A folder whose output
+//! changes when the others are present fails here.
+//!
+//! `UPDATE_GOLDEN=1 cargo test --test examples` rewrites the goldens (from each folder alone)
+//! after a deliberate change; the combined-set check then still has to pass. Review the diff.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
-use kafka_config_operator::cli::{RenderFormat, render_text};
+use kafka_config_operator::cli::{RenderFormat, TextFormat, render_text, validate_text};
 use kafka_config_operator::manifest::Workspace;
 
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
 fn example_dirs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
         .expect("examples/ exists")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
@@ -18,8 +32,41 @@ fn example_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+fn folder_name(dir: &Path) -> String {
+    dir.file_name()
+        .and_then(|n| n.to_str())
+        .expect("utf-8 name")
+        .to_string()
+}
+
+fn golden_path(name: &str) -> PathBuf {
+    root().join(format!("tests/golden/{name}.yaml"))
+}
+
+/// The golden text of a workspace: the objects, the files, and what `validate` says.
+fn golden_text(workspace: &Workspace) -> (String, bool) {
+    let (yaml, valid) = render_text(workspace, RenderFormat::Yaml, false);
+    let (properties, _) = render_text(workspace, RenderFormat::Properties, false);
+    // The table output carries no times; the time is fixed anyway.
+    let (validate, _) = validate_text(workspace, TextFormat::Table, "1970-01-01T00:00:00Z");
+    (
+        format!("{yaml}\n# --- files ---\n{properties}\n# --- validate ---\n{validate}"),
+        valid,
+    )
+}
+
+fn read_golden(name: &str) -> String {
+    let golden = golden_path(name);
+    std::fs::read_to_string(&golden).unwrap_or_else(|_| {
+        panic!(
+            "missing {}: run UPDATE_GOLDEN=1 cargo test --test examples",
+            golden.display()
+        )
+    })
+}
+
 #[test]
-fn every_example_renders_valid_and_matches_its_golden_file() {
+fn every_example_folder_renders_valid_and_matches_its_golden_file() {
     let dirs = example_dirs();
     assert!(
         dirs.len() >= 8,
@@ -27,48 +74,92 @@ fn every_example_renders_valid_and_matches_its_golden_file() {
     );
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     for dir in dirs {
-        let name = dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("utf-8 name")
-            .to_string();
+        let name = folder_name(&dir);
         let workspace =
             Workspace::load(std::slice::from_ref(&dir)).expect("example manifests load");
-        let (yaml, valid) = render_text(&workspace, RenderFormat::Yaml, false);
+        assert!(
+            !workspace.configs.is_empty(),
+            "example {name} has no KafkaToolConfig, so its golden file would show nothing"
+        );
+        let (text, valid) = golden_text(&workspace);
         assert!(valid, "example {name} is not valid");
-        let (properties, _) = render_text(&workspace, RenderFormat::Properties, false);
-        let golden_text = format!("{yaml}\n# --- files ---\n{properties}");
-        let golden =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/golden/{name}.yaml"));
         if update {
-            std::fs::write(&golden, &golden_text).expect("write golden");
+            std::fs::write(golden_path(&name), &text).expect("write golden");
             continue;
         }
-        let expected = std::fs::read_to_string(&golden).unwrap_or_else(|_| {
-            panic!(
-                "missing {}: run UPDATE_GOLDEN=1 cargo test --test examples",
-                golden.display()
-            )
-        });
         assert_eq!(
-            expected,
-            golden_text,
+            read_golden(&name),
+            text,
             "example {name} renders differently from {}",
-            golden.display()
+            golden_path(&name).display()
         );
     }
 }
 
 #[test]
-fn no_example_output_contains_a_secret_value_outside_a_secret() {
+fn examples_rendered_as_one_set_give_every_folder_exactly_its_golden_output() {
+    let all = [root().join("examples")];
+    let combined = Workspace::load(&all).expect("examples/ loads as one set");
+    let (_, valid) = render_text(&combined, RenderFormat::Yaml, false);
+    assert!(valid, "examples/ as one set is not valid");
+    let mut configs = 0;
     for dir in example_dirs() {
+        let name = folder_name(&dir);
+        // The whole set, with only this folder's configs rendered.
+        let mut workspace = Workspace::load(&all).expect("examples/ loads as one set");
+        workspace
+            .configs
+            .retain(|c| Path::new(&c.origin).starts_with(&dir));
+        configs += workspace.configs.len();
+        let (text, _) = golden_text(&workspace);
+        assert_eq!(
+            read_golden(&name),
+            text,
+            "example {name} renders differently within examples/ than alone: another example interferes"
+        );
+    }
+    assert_eq!(configs, combined.configs.len(), "every config is checked");
+}
+
+#[test]
+fn the_readme_render_command_exits_0_on_all_examples() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    assert!(
+        readme.contains("cargo run -- render -f examples/"),
+        "the README's render command changed: update this test"
+    );
+    for subcommand in ["render", "validate"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_kafka-config-operator"))
+            .args([subcommand, "-f", "examples/"])
+            .current_dir(root())
+            .output()
+            .expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "{subcommand} -f examples/ exited {:?}: {stderr}",
+            output.status.code()
+        );
+        assert!(stderr.is_empty(), "{subcommand}: {stderr}");
+        assert!(!output.stdout.is_empty(), "{subcommand} printed nothing");
+    }
+}
+
+#[test]
+fn no_example_output_contains_a_secret_value_outside_a_secret() {
+    let mut sets: Vec<PathBuf> = example_dirs();
+    sets.push(root().join("examples"));
+    for dir in sets {
         let workspace =
             Workspace::load(std::slice::from_ref(&dir)).expect("example manifests load");
         let (properties, _) = render_text(&workspace, RenderFormat::Properties, false);
-        assert!(
-            !properties.contains("not-a-real-password"),
-            "{}: {properties}",
-            dir.display()
-        );
+        let (validate, _) = validate_text(&workspace, TextFormat::Json, "1970-01-01T00:00:00Z");
+        for text in [&properties, &validate] {
+            assert!(
+                !text.contains("not-a-real-password"),
+                "{}: {text}",
+                dir.display()
+            );
+        }
     }
 }
