@@ -13,6 +13,10 @@ use kafka_config_operator::engine::outcome::Reason;
 use kafka_config_operator::engine::spec::Role;
 use kafka_config_operator::manifest::Workspace;
 
+/// Every row of the tool catalogue against Kafka's reference table, and every forced key in
+/// Modern and Legacy (a module of this suite, so the test command that runs it runs them too).
+mod tool_rows;
+
 fn workspace(yaml: &str) -> Workspace {
     let mut ws = Workspace::default();
     ws.add_documents(Path::new("test.yaml"), yaml)

@@ -1,4 +1,5 @@
-//! Every row of the tool catalogue against Kafka's truth, table-driven.
+//! Every row of the tool catalogue against Kafka's truth, table-driven (a module of
+//! `tests/engine_rules.rs`).
 //!
 //! The truth is `catalogue/reference/kafka-tools.yaml`, a copy of the design's
 //! `../shared/reference/kafka-tools.yaml` (a fact table read from Apache Kafka's source); when the
@@ -460,30 +461,38 @@ fn compare_row(row: &Value, tool: &Tool, out: &mut Vec<String>) {
     }
 }
 
-/// The rows that are not command-line tools of the KIP-1137 table: (name, roles, main class,
-/// selects roles, positional config file, local-only keys).
-const OTHER_ROWS: &[(&str, &[Role], Option<&str>, bool, bool, &[&str])] = &[
-    (
-        "client",
-        &[
+/// A row that is not a command-line tool of the KIP-1137 table, as it must be.
+struct OtherRow {
+    name: &'static str,
+    roles: &'static [Role],
+    main_class: Option<&'static str>,
+    select_roles: bool,
+    positional_config_file: bool,
+    local_only_keys: &'static [&'static str],
+}
+
+const OTHER_ROWS: &[OtherRow] = &[
+    OtherRow {
+        name: "client",
+        roles: &[
             Role::Producer,
             Role::Consumer,
             Role::Admin,
             Role::ShareConsumer,
         ],
-        None,
-        true,
-        false,
-        &[],
-    ),
-    (
-        "kafka-server",
-        &[Role::Broker, Role::Controller],
-        Some("kafka.Kafka"),
-        true,
-        true,
+        main_class: None,
+        select_roles: true,
+        positional_config_file: false,
+        local_only_keys: &[],
+    },
+    OtherRow {
+        name: "kafka-server",
+        roles: &[Role::Broker, Role::Controller],
+        main_class: Some("kafka.Kafka"),
+        select_roles: true,
+        positional_config_file: true,
         // DESIGN 2.2: the protected per-broker list of the global broker config seed.
-        &[
+        local_only_keys: &[
             "node.id",
             "broker.id",
             "listeners",
@@ -491,15 +500,15 @@ const OTHER_ROWS: &[(&str, &[Role], Option<&str>, bool, bool, &[&str])] = &[
             "log.dirs",
             "controller.quorum.voters",
         ],
-    ),
-    (
-        "connect-mirror-maker",
-        &[Role::MirrorMaker],
-        Some("org.apache.kafka.connect.mirror.MirrorMaker"),
-        false,
-        true,
-        &[],
-    ),
+    },
+    OtherRow {
+        name: "connect-mirror-maker",
+        roles: &[Role::MirrorMaker],
+        main_class: Some("org.apache.kafka.connect.mirror.MirrorMaker"),
+        select_roles: false,
+        positional_config_file: true,
+        local_only_keys: &[],
+    },
 ];
 
 #[test]
@@ -518,20 +527,24 @@ fn every_tool_row_matches_kafkas_reference_except_the_listed_differences() {
         }
         seen.insert(name);
     }
-    for (name, roles, main_class, select_roles, positional, local_only) in OTHER_ROWS {
+    for row in OTHER_ROWS {
+        let name = row.name;
         let tool = catalogue.tool(name).expect("row in the catalogue");
-        assert_eq!(&tool.roles, roles, "{name}: roles");
+        assert_eq!(tool.roles, row.roles, "{name}: roles");
         assert_eq!(
             tool.main_class.as_deref(),
-            *main_class,
+            row.main_class,
             "{name}: main class"
         );
-        assert_eq!(tool.select_roles, *select_roles, "{name}: selects roles");
+        assert_eq!(tool.select_roles, row.select_roles, "{name}: selects roles");
         assert_eq!(
-            tool.positional_config_file, *positional,
+            tool.positional_config_file, row.positional_config_file,
             "{name}: positional file"
         );
-        assert_eq!(tool.local_only_keys, *local_only, "{name}: local-only keys");
+        assert_eq!(
+            tool.local_only_keys, row.local_only_keys,
+            "{name}: local-only keys"
+        );
         // Not command-line tools: nothing is mapped from options, defaulted or forced.
         assert!(tool.config_file.is_none(), "{name}: config-file option");
         assert!(tool.options.is_empty(), "{name}: options");
