@@ -53,16 +53,17 @@ public final class Generate {
         }
 
         deprecatedConstants = DeprecatedConstants.scan();
+        Map<String, ConfigDef> defs = configDefs();
         Map<String, Map<String, Object>> sets = new TreeMap<>();
 
         // --- clients -------------------------------------------------------------------------
         sets.put("producer", set("org.apache.kafka.clients.producer.ProducerConfig", "ProducerConfig.configDef()",
-            org.apache.kafka.clients.producer.ProducerConfig.configDef(), null, null));
-        ConfigDef consumer = org.apache.kafka.clients.consumer.ConsumerConfig.configDef();
+            defs.get("producer"), null, null));
+        ConfigDef consumer = defs.get("consumer");
         sets.put("consumer", set("org.apache.kafka.clients.consumer.ConsumerConfig", "ConsumerConfig.configDef()",
             consumer, null, null));
         sets.put("admin", set("org.apache.kafka.clients.admin.AdminClientConfig", "AdminClientConfig.configDef()",
-            org.apache.kafka.clients.admin.AdminClientConfig.configDef(), null, null));
+            defs.get("admin"), null, null));
 
         // The share consumer (KafkaShareConsumer) is configured by the package-private
         // ShareConsumerConfig, which extends ConsumerConfig and passes ConsumerConfig's own CONFIG to
@@ -87,13 +88,13 @@ public final class Generate {
             (key) -> Map.of("updateMode", updateModes.getOrDefault(key.name, "read-only"));
         sets.put("broker", set("org.apache.kafka.server.config.AbstractKafkaConfig",
             "AbstractKafkaConfig.CONFIG_DEF (= kafka.server.KafkaConfig.configDef())",
-            org.apache.kafka.server.config.AbstractKafkaConfig.CONFIG_DEF, updateMode, null));
+            defs.get("broker"), updateMode, null));
         // A KRaft controller reads its server.properties with the same KafkaConfig (process.roles
         // decides the role), so its keys are the broker's, repeated here so that every set is
         // self-contained.
         Map<String, Object> controller = set("org.apache.kafka.server.config.AbstractKafkaConfig",
             "AbstractKafkaConfig.CONFIG_DEF (KRaft controllers and brokers share kafka.server.KafkaConfig)",
-            org.apache.kafka.server.config.AbstractKafkaConfig.CONFIG_DEF, updateMode, null);
+            defs.get("controller"), updateMode, null);
         Object controllerKeys = controller.remove("keys");
         controller.put("sameAs", "broker");
         controller.put("keys", controllerKeys);
@@ -103,7 +104,7 @@ public final class Generate {
         // "Server Default Property" column)
         Map<String, String> synonyms = org.apache.kafka.server.config.ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS;
         sets.put("topic", set("org.apache.kafka.storage.internals.log.LogConfig", "LogConfig.configDefCopy()",
-            org.apache.kafka.storage.internals.log.LogConfig.configDefCopy(), (key) -> {
+            defs.get("topic"), (key) -> {
                 Map<String, Object> extra = new LinkedHashMap<>();
                 extra.put("serverDefault", synonyms.get(key.name));
                 return extra;
@@ -111,31 +112,28 @@ public final class Generate {
 
         // --- connect ---------------------------------------------------------------------------
         String distributed = "org.apache.kafka.connect.runtime.distributed.DistributedConfig";
-        Object cryptoSystem = staticField("org.apache.kafka.connect.runtime.distributed.Crypto", "SYSTEM");
-        ConfigDef distributedDef = (ConfigDef) staticMethod(distributed, "config",
-            new Class<?>[]{Class.forName("org.apache.kafka.connect.runtime.distributed.Crypto")}, cryptoSystem);
         sets.put("connect-worker", set(distributed, "DistributedConfig.config(Crypto.SYSTEM) (private; reflection)",
-            distributedDef, null, null));
+            defs.get("connect-worker"), null, null));
         String standalone = "org.apache.kafka.connect.runtime.standalone.StandaloneConfig";
         sets.put("connect-worker-standalone", set(standalone, "StandaloneConfig.CONFIG (private; reflection)",
-            (ConfigDef) staticField(standalone, "CONFIG"), null, null));
+            defs.get("connect-worker-standalone"), null, null));
 
         // --- MirrorMaker 2 ----------------------------------------------------------------------
         String mm = "org.apache.kafka.connect.mirror.MirrorMakerConfig";
         sets.put("mirror-maker", set(mm, "MirrorMakerConfig.config() (private; reflection)",
-            (ConfigDef) staticMethod(mm, "config", new Class<?>[0]), null, null));
+            defs.get("mirror-maker"), null, null));
         for (String[] c : new String[][]{
             {"mirror-source", "org.apache.kafka.connect.mirror.MirrorSourceConfig"},
             {"mirror-checkpoint", "org.apache.kafka.connect.mirror.MirrorCheckpointConfig"},
             {"mirror-heartbeat", "org.apache.kafka.connect.mirror.MirrorHeartbeatConfig"}}) {
             String simple = c[1].substring(c[1].lastIndexOf('.') + 1);
             sets.put(c[0], set(c[1], simple + ".CONNECTOR_CONFIG_DEF (protected; reflection)",
-                (ConfigDef) staticField(c[1], "CONNECTOR_CONFIG_DEF"), null, null));
+                defs.get(c[0]), null, null));
         }
 
         // --- streams ---------------------------------------------------------------------------
         sets.put("streams", set("org.apache.kafka.streams.StreamsConfig", "StreamsConfig.configDef()",
-            org.apache.kafka.streams.StreamsConfig.configDef(), null, null));
+            defs.get("streams"), null, null));
 
         // --- write -----------------------------------------------------------------------------
         StringBuilder out = new StringBuilder();
@@ -186,6 +184,35 @@ public final class Generate {
     }
 
     // ------------------------------------------------------------------------------------------
+
+    /**
+     * Every set's ConfigDef, by set name, reached as the "Sets" table of catalogue/README.md says
+     * (share-consumer: ConsumerConfig's; controller: the broker's). ValidatorOracle uses the same.
+     */
+    static Map<String, ConfigDef> configDefs() throws ReflectiveOperationException {
+        Map<String, ConfigDef> defs = new TreeMap<>();
+        defs.put("producer", org.apache.kafka.clients.producer.ProducerConfig.configDef());
+        defs.put("consumer", org.apache.kafka.clients.consumer.ConsumerConfig.configDef());
+        defs.put("share-consumer", defs.get("consumer"));
+        defs.put("admin", org.apache.kafka.clients.admin.AdminClientConfig.configDef());
+        defs.put("broker", org.apache.kafka.server.config.AbstractKafkaConfig.CONFIG_DEF);
+        defs.put("controller", defs.get("broker"));
+        defs.put("topic", org.apache.kafka.storage.internals.log.LogConfig.configDefCopy());
+        Object cryptoSystem = staticField("org.apache.kafka.connect.runtime.distributed.Crypto", "SYSTEM");
+        defs.put("connect-worker", (ConfigDef) staticMethod("org.apache.kafka.connect.runtime.distributed.DistributedConfig",
+            "config", new Class<?>[]{Class.forName("org.apache.kafka.connect.runtime.distributed.Crypto")}, cryptoSystem));
+        defs.put("connect-worker-standalone",
+            (ConfigDef) staticField("org.apache.kafka.connect.runtime.standalone.StandaloneConfig", "CONFIG"));
+        defs.put("mirror-maker",
+            (ConfigDef) staticMethod("org.apache.kafka.connect.mirror.MirrorMakerConfig", "config", new Class<?>[0]));
+        defs.put("mirror-source", (ConfigDef) staticField("org.apache.kafka.connect.mirror.MirrorSourceConfig", "CONNECTOR_CONFIG_DEF"));
+        defs.put("mirror-checkpoint",
+            (ConfigDef) staticField("org.apache.kafka.connect.mirror.MirrorCheckpointConfig", "CONNECTOR_CONFIG_DEF"));
+        defs.put("mirror-heartbeat",
+            (ConfigDef) staticField("org.apache.kafka.connect.mirror.MirrorHeartbeatConfig", "CONNECTOR_CONFIG_DEF"));
+        defs.put("streams", org.apache.kafka.streams.StreamsConfig.configDef());
+        return defs;
+    }
 
     /** What AppInfoParser reports, read the way it does (the class moved between releases). */
     private static String kafkaClientsVersion() throws java.io.IOException {
@@ -262,6 +289,15 @@ public final class Generate {
         return m.find() ? m.replaceAll(Matcher.quoteReplacement("<" + lambdaFree(v.getClass().getName()) + ">")) : s;
     }
 
+    /** "Foo$$Lambda$123/0x..." -> "Foo": the class whose code holds the lambda. */
+    private static String lambdaHost(String className) {
+        int i = className.indexOf("$$Lambda");
+        if (i < 0) {
+            throw new IllegalStateException("not a lambda class: " + className);
+        }
+        return className.substring(0, i);
+    }
+
     /** "Foo$$Lambda$123/0x..." (differs run to run) -> "Foo$$Lambda". */
     private static String lambdaFree(String className) {
         int i = className.indexOf("$$Lambda");
@@ -314,8 +350,13 @@ public final class Generate {
             }
             m.put("validators", parts);
         } else if (c == ConfigDef.LambdaValidator.class) {
+            // The lambda's code cannot be read, but the class that defines it can: the engine
+            // keeps what each one does in a table keyed by definedIn + description.
             m.put("kind", "lambda");
+            m.put("definedIn", lambdaHost(field(v, "ensureValid").getClass().getName()));
             m.put("description", text(v));
+        } else if (KafkaValidators.describe(v, m)) {
+            // a Kafka validator class outside ConfigDef whose behaviour has a structured kind
         } else {
             m.put("kind", "other");
             m.put("class", lambdaFree(c.getName()));
@@ -343,7 +384,7 @@ public final class Generate {
 
     // --- reflection ---------------------------------------------------------------------------
 
-    private static Object field(Object target, String name) {
+    static Object field(Object target, String name) {
         try {
             Class<?> c = target.getClass();
             while (c != null) {
@@ -361,7 +402,7 @@ public final class Generate {
         }
     }
 
-    private static Object staticField(String className, String name) throws ReflectiveOperationException {
+    static Object staticField(String className, String name) throws ReflectiveOperationException {
         Field f = Class.forName(className).getDeclaredField(name);
         f.setAccessible(true);
         return f.get(null);
