@@ -27,47 +27,78 @@ pub enum ConfigType {
     Password,
 }
 
-/// A `ConfigDef.Validator`, as far as the generator could read its structure.
+/// A `ConfigDef.Validator`, as far as the generator could read its structure
+/// (`catalogue/README.md`, "Validator kinds"). `engine::validate` applies each kind the way the
+/// Kafka class named in its comment does.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Validator {
+    /// `ConfigDef.Range`: inclusive bounds, `None` unbounded.
     Range {
         #[serde(default)]
         min: Option<f64>,
         #[serde(default)]
         max: Option<f64>,
     },
-    ValidString {
-        values: Vec<String>,
-    },
-    /// At most `max_size` list entries.
+    /// `ConfigDef.ValidString` (case-sensitive); also `ShareAcknowledgementMode.Validator`.
+    ValidString { values: Vec<String> },
+    /// `ConfigDef.ListSize`: at most `max_size` list entries.
     ListSize {
         #[serde(rename = "maxSize")]
         max_size: usize,
     },
+    /// `ConfigDef.NonEmptyStringWithoutControlChars`.
     NonEmptyStringWithoutControlChars,
-    /// A validator Kafka implements as a lambda: only its description is known, so it is not
-    /// checked here (Kafka checks it when the client starts).
+    /// A `ConfigDef.LambdaValidator`: its code cannot be read, only the class that defines it and
+    /// its description; `engine::validate` keeps what each known one does in a table keyed by both.
     Lambda {
+        #[serde(default, rename = "definedIn")]
+        defined_in: Option<String>,
         #[serde(default)]
         description: Option<String>,
     },
-    CaseInsensitiveValidString {
-        values: Vec<String>,
-    },
+    /// `ConfigDef.CaseInsensitiveValidString` (values upper-cased); also `ShareAcquireMode.Validator`.
+    CaseInsensitiveValidString { values: Vec<String> },
+    /// `ConfigDef.ValidList`: allowed items (`[]`: any item), whether an empty list is allowed.
     ValidList {
         #[serde(default)]
         values: Vec<String>,
         #[serde(default, rename = "allowEmpty")]
         allow_empty: Option<bool>,
     },
+    /// `ConfigDef.NonEmptyString`.
     NonEmptyString,
+    /// `ConfigDef.NonNullValidator`.
     NonNullValidator,
-    Composite {
-        validators: Vec<Validator>,
+    /// `ConfigDef.CompositeValidator`: every validator must pass.
+    Composite { validators: Vec<Validator> },
+    /// `AutoOffsetResetStrategy.Validator`: one of `values`, or `duration_prefix` followed by a
+    /// `java.time.Duration` that is not negative.
+    AutoOffsetReset {
+        values: Vec<String>,
+        #[serde(rename = "durationPrefix")]
+        duration_prefix: String,
     },
+    /// `ThrottledReplicaListValidator`: `partition:broker` items, or `*`.
+    ThrottledReplicaList,
+    /// `QuorumConfig.ControllerQuorumVotersValidator`: `{id}@{host}:{port}` items.
+    QuorumVoters,
+    /// `QuorumConfig.ControllerQuorumBootstrapServersValidator`: `{host}:{port}` items.
+    QuorumBootstrapServers,
+    /// `RestServerConfig.ListenersValidator`: at least one item, none blank.
+    RestListeners,
+    /// `RestServerConfig.ResponseHttpHeadersValidator`: `[action] [name]:[value]` rules.
+    ResponseHttpHeaders { actions: Vec<String> },
+    /// Any other Kafka validator class: not checked here (docs/conformance.md lists them).
+    Other {
+        #[serde(default)]
+        class: Option<String>,
+        #[serde(default)]
+        description: Option<String>,
+    },
+    /// A kind this build does not know (a newer generator): not checked.
     #[serde(other)]
-    Other,
+    Unknown,
 }
 
 #[derive(Debug, Clone, Deserialize)]
