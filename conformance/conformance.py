@@ -3,15 +3,18 @@
 and compares the configuration each Kafka client logs at construction with the merged values.
 
 Run through conformance/run.sh (it fetches the jars and passes --jars). For each fixture in
-tests/fixtures/conformance/*.yaml:
+tests/fixtures/conformance/*.yaml, and for every KafkaToolConfig of examples/ (rendered as one
+set, as `render -f examples/` reads it):
 
   1. `kafka-config-operator render -o json`   -> the ConfigMap/Secret (files + tool.args),
-     written to the fixture's spec.output.mountPath (must be under /tmp/kco-conformance/);
-     Secrets listed in status.output.secretMounts are written where they would be mounted.
+     written to spec.output.mountPath (fixtures: under /tmp/kco-conformance/; examples: moved
+     there, with the paths in tool.args and the files); Secrets listed in
+     status.output.secretMounts are written where they would be mounted.
   2. `kafka-config-operator explain -o json`  -> the merged value of every key, per role.
   3. `kafka-config-operator validate -o json` -> the ForcedByTool warnings.
   4. `java -cp JARS/* <mainClass> <tool.args>` with stdin closed, until every client the tool
-     builds before it needs a broker has logged its "<X>Config values:" block (or a time limit).
+     builds before it needs a broker has logged its "<X>Config values:" block (or a time limit);
+     `tool: client` builds its clients with ConstructClients.java.
   5. Every key the config sets (any layer but Kafka's defaults) is compared with the logged
      value, after normalising Kafka's rendering of types. A difference is explained only by a
      ForcedByTool warning for that key whose forced value is what Kafka logged (Modern); in
@@ -19,7 +22,10 @@ tests/fixtures/conformance/*.yaml:
      Keys the config does not set are compared with Kafka's default from the catalogue too,
      minus the values a client derives at run time (listed in DERIVED with the reason).
 
-Prints one line per fixture and `N passed, N failed`; exit 1 on any failure.
+Then the typed-validation differential (validators.py): values judged by Kafka's own
+ConfigDef.parseValue and by the engine must get the same verdict.
+
+Prints one line per fixture or example and `N passed, N failed`; exit 1 on any failure.
 """
 import argparse
 import base64
@@ -35,6 +41,8 @@ import threading
 import time
 
 import yaml
+
+import validators
 
 MOUNT_ROOT = "/tmp/kco-conformance/"
 
@@ -95,6 +103,26 @@ DERIVED = {
 # Equivalent spellings Kafka normalises while parsing (value as given -> value as logged).
 EQUIVALENT = {
     "acks": {"all": "-1"},  # ProducerConfig.parseAcks
+}
+
+# spec.output.mountPath's default (docs/api.md): examples written for it are moved under
+# MOUNT_ROOT, tool.args and file paths with them.
+DEFAULT_MOUNT_PATH = "/etc/kafka-config"
+
+# `tool: client` has no command line: ConstructClients.java builds each role's client from its
+# file the way an application does, passing serializers/deserializers in code when the file names
+# none; those keys are then the application's, not a default to compare.
+CLIENT_TOOL = "client"
+APP_SUPPLIED = {"key.serializer", "value.serializer", "key.deserializer", "value.deserializer"}
+
+# Examples whose tool is not run, and why (the table in docs/conformance.md lists them).
+NOT_RUN = {
+    "kafka-server": "a server, not a client tool: KafkaConfig is read when the broker starts "
+                    "(formatted storage, a controller quorum)",
+    "connect-mirror-maker": "a server, not a client tool: MirrorMaker 2 builds its clients in the "
+                            "Connect herders once the clusters answer",
+    "kafka-broker-api-versions": "builds its admin client through its own ConfigDef with logging "
+                                 "off, so it logs nothing to compare",
 }
 
 
@@ -169,6 +197,9 @@ def unescape(s):
         i += 1
     return "".join(out)
 
+
+# host:port in a bootstrap list, a URL or an argument; the host is what the JVM must resolve
+HOST_PORT = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9.-]*):[0-9]+")
 
 PROVIDER_REF = re.compile(r"\$\{(dir|file):([^}]*):([^:}]*)\}")
 
@@ -289,8 +320,9 @@ def show(v):
 # --- one fixture ------------------------------------------------------------------------------
 
 class Result:
-    def __init__(self, fixture, tool, precedence):
-        self.fixture = fixture
+    def __init__(self, label, tool, precedence, source="fixture"):
+        self.fixture = label       # the fixture's name, or examples/<folder> (<namespace>/<name>)
+        self.source = source       # "fixture" | "example"
         self.tool = tool
         self.precedence = precedence
         self.roles = []
@@ -300,6 +332,7 @@ class Result:
         self.not_logged = []       # (role, key): set by us, not a key the client logs
         self.failures = []         # text
         self.rows = []             # (role, key, layer, ours, kafka) for every key set, compared
+        self.skipped = None        # why the tool was not run (examples of server tools)
         self.seconds = 0.0
         self.log_tail = ""
 
@@ -379,42 +412,54 @@ def run_tool(java_cmd, expected, timeout, cwd):
     return blocks, log, reason
 
 
-def check_fixture(path, ctx, tamper=None):
+class Job:
+    """One KafkaToolConfig as the CLI rendered it: what run_job needs to run the real tool."""
+
+    def __init__(self, label, source, ktc, files, status, merged, secrets):
+        spec = ktc["spec"]
+        self.label = label
+        self.source = source
+        self.spec = spec
+        self.tool = spec["tool"]
+        self.precedence = spec.get("precedence", "Modern")
+        self.namespace = ktc["metadata"].get("namespace", "default")
+        self.name = ktc["metadata"]["name"]
+        self.files = files          # {file name: bytes} of the ConfigMap/Secret
+        self.status = status        # status as `validate -o json` prints it
+        self.merged = merged        # {role: {key: explain entry}}
+        self.secrets = secrets      # {Secret name: manifest} of the config's namespace
+        # Where a pod would mount the output (API default /etc/kafka-config) and where it is
+        # written here: paths in tool.args and in the files are moved from one to the other.
+        self.declared_mount = (spec.get("output") or {}).get("mountPath") or DEFAULT_MOUNT_PATH
+        if self.declared_mount.startswith(MOUNT_ROOT):
+            self.mount = self.declared_mount
+        else:
+            self.mount = os.path.join(MOUNT_ROOT, "examples", self.namespace, self.name)
+
+    def remap(self, text):
+        """A path under the declared mount path -> the same path where the files are written."""
+        if text is None or self.mount == self.declared_mount:
+            return text
+        d = self.declared_mount.rstrip("/")
+        if text == d:
+            return self.mount
+        return text.replace(d + "/", self.mount.rstrip("/") + "/")
+
+
+def output_files(obj):
+    files = {}
+    for k, v in (obj.get("data") or {}).items():
+        files[k] = base64.b64decode(v) if obj["kind"] == "Secret" else v.encode("utf-8")
+    return files
+
+
+def prepare_fixture(path, ctx):
+    """Renders one fixture file: the Job of its KafkaToolConfig."""
     docs, ktc = read_fixture(path)
     spec = ktc["spec"]
-    tool = spec["tool"]
-    precedence = spec.get("precedence", "Modern")
-    name = os.path.splitext(os.path.basename(path))[0]
-    res = Result(name, tool, precedence)
-    t0 = time.monotonic()
-    try:
-        _check(path, docs, ktc, res, ctx, tamper)
-    except Exception as e:  # a broken fixture or tool run is a failure, with the reason
-        res.failures.append(f"{type(e).__name__}: {e}")
-    res.seconds = time.monotonic() - t0
-    return res
-
-
-def _check(path, docs, ktc, res, ctx, tamper=None):
-    spec = ktc["spec"]
-    tool = spec["tool"]
-    precedence = spec.get("precedence", "Modern")
-    cat = ctx.catalogue
-    if tool not in cat.tools or not cat.tools[tool].get("mainClass"):
-        raise ValueError(f"tool {tool} has no mainClass in catalogue/tools.yaml")
-    main_class = cat.tools[tool]["mainClass"]
-    if main_class not in ctx.classes:
-        res.failures.append(f"catalogue/tools.yaml: mainClass {main_class} is not a class of the "
-                            f"Kafka {os.path.basename(os.path.normpath(ctx.jars))} jars"
-                            + (f" (this release has {RELEASE_MAIN_CLASS[tool]})"
-                               if RELEASE_MAIN_CLASS.get(tool) in ctx.classes else ""))
-        main_class = RELEASE_MAIN_CLASS.get(tool)
-        if main_class not in ctx.classes:
-            return
     mount = (spec.get("output") or {}).get("mountPath", "")
     if not mount.startswith(MOUNT_ROOT):
         raise ValueError(f"spec.output.mountPath must be under {MOUNT_ROOT} (it is {mount!r})")
-
     b = ctx.binary
     r = run([b, "render", "-o", "json", "-f", path])
     if r.returncode != 0:
@@ -422,56 +467,197 @@ def _check(path, docs, ktc, res, ctx, tamper=None):
     objects = [o for o in json.loads(r.stdout) if o.get("kind") in ("ConfigMap", "Secret")]
     if len(objects) != 1:
         raise RuntimeError(f"render: one ConfigMap/Secret expected, got {len(objects)}")
-    out = objects[0]
-    files = {}
-    for k, v in (out.get("data") or {}).items():
-        files[k] = base64.b64decode(v) if out["kind"] == "Secret" else v.encode("utf-8")
-
     v = run([b, "validate", "-o", "json", "-f", path])
     statuses = json.loads(v.stdout)
     status = next(s["status"] for s in statuses if s["kind"] == "KafkaToolConfig")
-    warnings = status.get("warnings") or []
-
     e = run([b, "explain", "-o", "json", "-f", path])
     if e.returncode != 0:
         raise RuntimeError(f"explain failed: {e.stderr.strip()}")
     merged = {}
     for entry in json.loads(e.stdout):
         merged.setdefault(entry["role"], {})[entry["key"]] = entry
+    secrets = {d["metadata"]["name"]: d for d in docs if d.get("kind") == "Secret"}
+    name = os.path.splitext(os.path.basename(path))[0]
+    return Job(name, "fixture", ktc, output_files(objects[0]), status, merged, secrets)
+
+
+def example_manifests(folder):
+    """Every YAML document under folder, read as the CLI reads -f FOLDER (recursive, .yaml/.yml),
+    with the file it came from."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for f in sorted(filenames):
+            if f.endswith((".yaml", ".yml")):
+                path = os.path.join(dirpath, f)
+                with open(path) as fh:
+                    out += [(path, d) for d in yaml.safe_load_all(fh) if d]
+    return out
+
+
+def prepare_examples(ctx):
+    """Renders examples/ as one set, as `render -f examples/` does (GlobalClientDefaults and
+    Namespaces of one example apply to the others): a Job per KafkaToolConfig, or a Result saying
+    why its tool is not run."""
+    folder = os.path.join(ctx.root, "examples")
+    b = ctx.binary
+    manifests = example_manifests(folder)
+    ktcs = {}
+    for path, d in manifests:
+        if d.get("kind") == "KafkaToolConfig":
+            md = d["metadata"]
+            ktcs[(md.get("namespace", "default"), md["name"])] = (path, d)
+    secrets = {}
+    for _, d in manifests:
+        if d.get("kind") == "Secret":
+            md = d["metadata"]
+            secrets.setdefault(md.get("namespace", "default"), {})[md["name"]] = d
+    r = run([b, "render", "-o", "json", "-f", folder])
+    if r.returncode != 0:
+        raise RuntimeError(f"render -f examples/ failed (exit {r.returncode}): {r.stderr.strip()}")
+    objects = {(o["metadata"].get("namespace"), o["kind"], o["metadata"]["name"]): o
+               for o in json.loads(r.stdout) if o.get("kind") in ("ConfigMap", "Secret")}
+    v = run([b, "validate", "-o", "json", "-f", folder])
+    statuses = {(s["metadata"].get("namespace"), s["metadata"]["name"]): s["status"]
+                for s in json.loads(v.stdout) if s["kind"] == "KafkaToolConfig"}
+    if set(statuses) != set(ktcs):
+        raise RuntimeError(f"the CLI read other KafkaToolConfigs from examples/ than this harness: "
+                           f"CLI {sorted(statuses)}, harness {sorted(ktcs)}")
+    e = run([b, "explain", "-o", "json", "-f", folder])
+    if e.returncode != 0:
+        raise RuntimeError(f"explain -f examples/ failed: {e.stderr.strip()}")
+    merged = {}
+    for entry in json.loads(e.stdout):
+        merged.setdefault((entry["namespace"], entry["name"]), {}) \
+              .setdefault(entry["role"], {})[entry["key"]] = entry
+    jobs, skipped = [], []
+    for (ns, name), (path, ktc) in sorted(ktcs.items()):
+        folder_name = os.path.relpath(os.path.dirname(path), ctx.root)
+        label = f"{folder_name} ({ns}/{name})"
+        tool = ktc["spec"]["tool"]
+        why = NOT_RUN.get(tool)
+        if why:
+            res = Result(label, tool, ktc["spec"].get("precedence", "Modern"), "example")
+            res.skipped = why
+            skipped.append(res)
+            continue
+        out = (statuses[(ns, name)].get("output") or {})
+        obj = objects.get((ns, out.get("kind"), out.get("name")))
+        if obj is None:
+            res = Result(label, tool, ktc["spec"].get("precedence", "Modern"), "example")
+            res.failures.append(f"render -f examples/ wrote no output for {ns}/{name} "
+                                f"(status: {json.dumps(statuses[(ns, name)].get('conditions'))})")
+            skipped.append(res)
+            continue
+        jobs.append(Job(label, "example", ktc, output_files(obj), statuses[(ns, name)],
+                        merged.get((ns, name), {}), secrets.get(ns, {})))
+    return jobs, skipped
+
+
+def check_fixture(path, ctx, tamper=None):
+    name = os.path.splitext(os.path.basename(path))[0]
+    t0 = time.monotonic()
+    try:
+        job = prepare_fixture(path, ctx)
+    except Exception as e:  # a broken fixture is a failure, with the reason
+        _, ktc = read_fixture(path)
+        res = Result(name, ktc["spec"]["tool"], ktc["spec"].get("precedence", "Modern"))
+        res.failures.append(f"{type(e).__name__}: {e}")
+        res.seconds = time.monotonic() - t0
+        return res
+    return check_job(job, ctx, tamper, t0)
+
+
+def check_job(job, ctx, tamper=None, t0=None):
+    t0 = t0 if t0 is not None else time.monotonic()
+    res = Result(job.label, job.tool, job.precedence, job.source)
+    try:
+        _check(job, res, ctx, tamper)
+    except Exception as e:  # a broken render or tool run is a failure, with the reason
+        res.failures.append(f"{type(e).__name__}: {e}")
+    res.seconds = time.monotonic() - t0
+    return res
+
+
+def _check(job, res, ctx, tamper=None):
+    tool = job.tool
+    precedence = job.precedence
+    cat = ctx.catalogue
+    if tool == CLIENT_TOOL:
+        roles = list(job.spec.get("roles") or [])
+        main_class = None
+    else:
+        if tool not in cat.tools or not cat.tools[tool].get("mainClass"):
+            raise ValueError(f"tool {tool} has no mainClass in catalogue/tools.yaml")
+        main_class = cat.tools[tool]["mainClass"]
+        if main_class not in ctx.classes:
+            res.failures.append(f"catalogue/tools.yaml: mainClass {main_class} is not a class of the "
+                                f"Kafka {os.path.basename(os.path.normpath(ctx.jars))} jars"
+                                + (f" (this release has {RELEASE_MAIN_CLASS[tool]})"
+                                   if RELEASE_MAIN_CLASS.get(tool) in ctx.classes else ""))
+            main_class = RELEASE_MAIN_CLASS.get(tool)
+            if main_class not in ctx.classes:
+                return
+    status = job.status
+    warnings = status.get("warnings") or []
+    merged = job.merged
+    files = {k: (job.remap(v.decode("latin-1")).encode("latin-1") if k.endswith(".properties") else v)
+             for k, v in job.files.items()}
 
     # Write the output where the pod would mount it, and the deferred Secrets under it.
+    mount = job.mount
     shutil.rmtree(mount, ignore_errors=True)
     os.makedirs(mount)
     for k, data in files.items():
         with open(os.path.join(mount, k), "wb") as f:
             f.write(data)
-    secrets = {(d["metadata"]["name"]): d for d in docs if d.get("kind") == "Secret"}
     for sm in (status.get("output") or {}).get("secretMounts") or []:
-        if not sm["mountPath"].startswith(MOUNT_ROOT):
+        target = job.remap(sm["mountPath"])
+        if not target.startswith(MOUNT_ROOT):
             raise ValueError(f"secret mount {sm['mountPath']} is outside {MOUNT_ROOT}")
-        os.makedirs(sm["mountPath"], exist_ok=True)
-        for k, data in secret_data(secrets[sm["secret"]]).items():
-            with open(os.path.join(sm["mountPath"], k), "wb") as f:
+        os.makedirs(target, exist_ok=True)
+        for k, data in secret_data(job.secrets[sm["secret"]]).items():
+            with open(os.path.join(target, k), "wb") as f:
                 f.write(data)
 
     if tamper:  # self-test: change one rendered value behind explain's back
         fname, line = tamper
         with open(os.path.join(mount, fname), "ab") as f:
             f.write(line.encode())
-    args = files["tool.args"].decode("utf-8").split("\n")
-    if args and args[-1] == "":
-        args.pop()
+        files[fname] = files[fname] + line.encode()
     rendered_files = {k: load_properties(d.decode("latin-1"))
                       for k, d in files.items() if k.endswith(".properties")}
 
-    expected = CLIENTS.get(tool, ADMIN_TOOLS_DEFAULT)
+    if tool == CLIENT_TOOL:
+        # No command line: construct each role's client from its file, as an application would
+        # (conformance/ConstructClients.java), serializers supplied in code when the file has none.
+        expected = [r for r in roles if r in BLOCK_ROLE.values()]
+        args = []
+        for role in expected:
+            args += [role, os.path.join(mount, f"{role}.properties")]
+        program = [os.path.join(ctx.here, "ConstructClients.java")]
+    else:
+        args = files["tool.args"].decode("utf-8").split("\n")
+        if args and args[-1] == "":
+            args.pop()
+        args = [job.remap(a) for a in args]
+        expected = CLIENTS.get(tool, ADMIN_TOOLS_DEFAULT)
+        program = [main_class]
     res.roles = list(expected)
-    java = ["java", "-XX:TieredStopAtLevel=1", "-Dfile.encoding=UTF-8",
+    # Host names in the config (examples name kafka-0.kafka, ...) resolve to 127.0.0.1 for this
+    # JVM only: clients refuse bootstrap servers that do not resolve ("No resolvable bootstrap
+    # urls"), and nothing listens there, so nothing connects.
+    hosts = sorted({m.group(1) for text in args + [v for f in rendered_files.values() for v in f.values()]
+                    for m in HOST_PORT.finditer(text)})
+    hosts_file = os.path.join(mount, ".hosts")
+    with open(hosts_file, "w") as f:
+        f.write("".join(f"127.0.0.1 {h}\n" for h in hosts))
+    java = ["java", "-XX:TieredStopAtLevel=1", "-Dfile.encoding=UTF-8", "-Djdk.net.hosts.file=" + hosts_file,
             "-Dsun.stdout.encoding=UTF-8", "-Dsun.stderr.encoding=UTF-8", "-XX:+UseSerialGC", "-Xshare:auto",
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
             "-Dorg.slf4j.simpleLogger.logFile=System.out",
             "-Djava.io.tmpdir=" + mount,
-            "-cp", os.path.join(ctx.jars, "*"), main_class] + args
+            "-cp", os.path.join(ctx.jars, "*")] + program + args
     blocks, log, reason = run_tool(java, expected, ctx.timeout, mount)
     res.log_tail = "\n".join(log[-25:])
     got = [role for role, _ in blocks]
@@ -497,6 +683,7 @@ def _check(path, docs, ktc, res, ctx, tamper=None):
                 # explain redacts Secret-sourced values: take the rendered one, resolving the
                 # config-provider references Kafka resolves (output.secrets: Deferred)
                 value = resolve_providers(role_file.get(key))
+            value = job.remap(value)
             want = norm_ours(value, typ, key)
             have = norm_kafka(logged[key], typ)
             if cat.case_insensitive(role, key) and isinstance(want, str) and isinstance(have, str):
@@ -506,7 +693,7 @@ def _check(path, docs, ktc, res, ctx, tamper=None):
             res.rows.append((role, key, entry["layer"], show(want), logged[key]))
             if want == have:
                 continue
-            forced = cat.forced_value(tool, role, key)
+            forced = cat.forced_value(tool, role, key) if tool != CLIENT_TOOL else None
             warned = any(w.get("reason") == "ForcedByTool" and w.get("key") == key
                          and w.get("role") in (role, None) for w in warnings)
             if (precedence == "Modern" and warned and forced is not None
@@ -517,7 +704,7 @@ def _check(path, docs, ktc, res, ctx, tamper=None):
             res.failures.append(f"{tool} {role} {key}: ours={show(want)!s} kafka={logged[key]}{why}")
 
         # Keys nobody set: Kafka's default, unless the client derives it or the tool sets it.
-        t = cat.tools[tool]
+        t = cat.tools.get(tool) or {}
         forced_here = {k: str(v) for k, v in ((t.get("forced") or {}).get(role) or {}).items()}
         dynamic = set(((t.get("dynamic") or {}).get(role) or {}).keys())
         for key, raw in sorted(logged.items()):
@@ -537,6 +724,8 @@ def _check(path, docs, ktc, res, ctx, tamper=None):
                                     + (" (the file value took effect)" if same else ""))
                 continue
             if key in dynamic:
+                continue
+            if tool == CLIENT_TOOL and key in APP_SUPPLIED:
                 continue
             if key in forced_here:
                 # The catalogue says the tool forces this value: Kafka must have logged it.
@@ -592,35 +781,77 @@ def main_classes(jars):
     return names
 
 
-def write_doc(root, results, elapsed, cmdline, kafka_version):
+def replace_between(text, start, end, body, path):
+    if start not in text or end not in text:
+        fail(f"{path} lacks the {start} / {end} markers")
+    pre, rest = text.split(start, 1)
+    _, post = rest.split(end, 1)
+    return pre + start + "\n" + body + end + post
+
+
+def write_doc(root, results, elapsed, cmdline, kafka_version, vrep):
     path = os.path.join(root, "docs/conformance.md")
     with open(path) as f:
         text = f.read()
-    start = "<!-- conformance:table:start -->"
-    end = "<!-- conformance:table:end -->"
-    if start not in text or end not in text:
-        fail(f"{path} lacks the {start} / {end} markers")
-    rows = ["| tool | fixture | precedence | roles checked | keys set, compared | unset keys vs default | forced by tool (warned) | result |",
+    rows = ["| tool | fixture or example | precedence | roles checked | keys set, compared | unset keys vs default | forced by tool (warned) | result |",
             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for r in sorted(results, key=lambda r: (r.tool, r.fixture)):
+    for r in sorted(results, key=lambda r: (r.source != "fixture", r.tool, r.fixture)):
+        where = f"`{r.fixture}.yaml`" if r.source == "fixture" else f"`{r.fixture}`"
+        if r.skipped:
+            rows.append(f"| `{r.tool}` | {where} | {r.precedence} | - | - | - | - | not run: {r.skipped} |")
+            continue
         forced = "<br>".join(f"`{k}` ({role}): ours `{o}`, Kafka `{kv}`" for role, k, o, kv in r.forced) or "-"
         result = "pass" if r.ok else "**FAIL**: " + "<br>".join(
             f.replace("|", "\\|").replace("\n", " ") for f in r.failures)
-        rows.append(f"| `{r.tool}` | `{r.fixture}.yaml` | {r.precedence} | {', '.join(r.roles)} | "
+        rows.append(f"| `{r.tool}` | {where} | {r.precedence} | {', '.join(r.roles)} | "
                     f"{r.compared} | {r.defaults} | {forced} | {result} |")
-    passed = sum(r.ok for r in results)
+    ran = [r for r in results if not r.skipped]
+    passed = sum(r.ok for r in ran)
+    examples = sum(1 for r in ran if r.source == "example")
+    not_run = sum(1 for r in results if r.skipped)
     uncovered = ["", "Roles a covered tool builds only after it has talked to a broker (not checked):", ""]
     for tool, roles in sorted(NOT_COVERED.items()):
         for role, why in roles.items():
             uncovered.append(f"- `{tool}` `{role}`: {why}.")
-    body = "\n".join(rows) + (f"\n\n{passed} passed, {len(results) - passed} failed "
+    body = "\n".join(rows) + (f"\n\n{passed} passed, {len(ran) - passed} failed ({len(ran) - examples} "
+                              f"fixtures, {examples} examples; {not_run} examples of server tools not run) "
                               f"(`{cmdline}`, Kafka {kafka_version}, {elapsed:.0f} s on the 2-core dev "
                               f"machine).\n") + "\n".join(uncovered) + "\n"
-    pre, rest = text.split(start, 1)
-    _, post = rest.split(end, 1)
+    text = replace_between(text, "<!-- conformance:table:start -->", "<!-- conformance:table:end -->",
+                           body, path)
+    text = replace_between(text, "<!-- validators:table:start -->", "<!-- validators:table:end -->",
+                           validators_doc(vrep), path)
     with open(path, "w") as f:
-        f.write(pre + start + "\n" + body + end + post)
+        f.write(text)
     print(f"wrote {path}")
+
+
+def validators_doc(vrep):
+    lines = ["| validator kind | keys | values tried | of them through the CLI |",
+             "| --- | --- | --- | --- |"]
+    for kind, (keys, n, cli) in sorted(vrep.kinds.items()):
+        lines.append(f"| `{kind}` | {keys} | {n} | {cli} |")
+    lines += ["", "Keys whose validator is a Kafka class or lambda outside `ConfigDef`'s own kinds, one "
+              "row each:", "",
+              "| catalogue set | key | values tried | through the CLI | result |",
+              "| --- | --- | --- | --- | --- |"]
+    for (s, k), (n, cli, disagree) in sorted(vrep.keys.items(), key=lambda kv: (validators.SET_ORDER.index(kv[0][0]), kv[0][1])):
+        if not vrep.key_kinds.get((s, k)):
+            continue  # only keys with a validator Kafka implements outside ConfigDef's own kinds
+        result = "agree" if not disagree else f"**{disagree} differ**"
+        lines.append(f"| {s} | `{k}` | {n} | {cli or '-'} | {result} |")
+    lines += ["", f"{vrep.cases} values of {len(vrep.keys)} keys in all (every key with a validator, "
+              f"plus type-parsing probes), {vrep.cli_compared} of them through `validate -o json`; "
+              f"{len(vrep.failures)} disagreements; committed verdicts "
+              + ("up to date." if not vrep.committed_drift else "**out of date**."), "",
+              "Validators the engine does not check (no value that would tell Kafka and the engine apart is tried):",
+              "", "| catalogue sets | key | Kafka validator | why not checked |", "| --- | --- | --- | --- |"]
+    grouped = {}
+    for s, k, where, why in vrep.unchecked:
+        grouped.setdefault((k, where, why), []).append(s)
+    for (k, where, why), sets in sorted(grouped.items()):
+        lines.append(f"| {', '.join(sets)} | `{k}` | `{where}` | {why} |")
+    return "\n".join(lines) + "\n"
 
 
 def main():
@@ -631,15 +862,20 @@ def main():
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("CONFORMANCE_JOBS", "2")))
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--write-doc", action="store_true")
+    ap.add_argument("--write-verdicts", action="store_true",
+                    help=f"rewrite {validators.VERDICTS} from what Kafka answers now")
     ap.add_argument("--verbose", "-v", action="store_true")
     ap.add_argument("--no-self-test", action="store_true",
                     help="skip the check that a tampered rendered file is caught")
-    ap.add_argument("fixtures", nargs="*", help="fixture names or paths (default: all)")
+    ap.add_argument("fixtures", nargs="*", help="fixture names or paths (default: all, plus examples/ "
+                    "and the validators)")
     a = ap.parse_args()
 
     if a.write_doc and a.fixtures:
         fail("--write-doc runs every fixture; do not name fixtures")
     ctx = Ctx()
+    ctx.root = a.root
+    ctx.here = os.path.dirname(os.path.abspath(__file__))
     ctx.binary = a.bin or os.path.join(a.root, "target/debug/kafka-config-operator")
     if not os.access(ctx.binary, os.X_OK):
         fail(f"{ctx.binary} not found: run `cargo build` or set KCO_BIN")
@@ -658,35 +894,68 @@ def main():
     t0 = time.monotonic()
     if not a.fixtures and not a.no_self_test:
         self_test(fixdir, ctx)
+    results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
         futures = [pool.submit(check_fixture, p, ctx) for p in paths]
-        results = []
+        if not a.fixtures:
+            try:
+                jobs, skipped = prepare_examples(ctx)
+            except Exception as e:
+                r = Result("examples/", "-", "-", "example")
+                r.failures.append(f"{type(e).__name__}: {e}")
+                jobs, skipped = [], [r]
+            futures += [pool.submit(check_job, j, ctx) for j in jobs]
+            results += skipped
         for fut in futures:
-            r = fut.result()
-            results.append(r)
-            status = "ok  " if r.ok else "FAIL"
-            extra = f", {len(r.forced)} forced by tool (warned)" if r.forced else ""
-            nl = f", {len(r.not_logged)} not logged" if r.not_logged else ""
-            print(f"{status} {r.tool:34s} {r.fixture:40s} {r.precedence:6s} "
-                  f"{'+'.join(r.roles):24s} {r.compared:3d} keys set, {r.defaults:3d} defaults{extra}{nl}"
-                  f" ({r.seconds:.1f} s)", flush=True)
-            for f in r.failures:
-                print(f"     {f}")
-            if a.verbose:
-                for role, k, layer, o, kv in r.rows:
-                    print(f"     {role} {k} [{layer}]: ours={o} kafka={kv}")
-                for role, k, o, kv in r.forced:
-                    print(f"     forced: {role} {k}: ours={o} kafka={kv}")
-                for role, k in r.not_logged:
-                    print(f"     not logged by the client: {role} {k}")
+            results.append(fut.result())
+    for r in sorted(results, key=lambda r: (r.source != "fixture", r.tool, r.fixture)):
+        if r.skipped:
+            print(f"skip {r.tool:34s} {r.fixture}: {r.skipped}")
+            continue
+        status = "ok  " if r.ok else "FAIL"
+        extra = f", {len(r.forced)} forced by tool (warned)" if r.forced else ""
+        nl = f", {len(r.not_logged)} not logged" if r.not_logged else ""
+        print(f"{status} {r.tool:34s} {r.fixture:40s} {r.precedence:6s} "
+              f"{'+'.join(r.roles):24s} {r.compared:3d} keys set, {r.defaults:3d} defaults{extra}{nl}"
+              f" ({r.seconds:.1f} s)", flush=True)
+        for f in r.failures:
+            print(f"     {f}")
+        if a.verbose:
+            for role, k, layer, o, kv in r.rows:
+                print(f"     {role} {k} [{layer}]: ours={o} kafka={kv}")
+            for role, k, o, kv in r.forced:
+                print(f"     forced: {role} {k}: ours={o} kafka={kv}")
+            for role, k in r.not_logged:
+                print(f"     not logged by the client: {role} {k}")
+
+    vrep = None
+    validator_failures = 0
+    if not a.fixtures:
+        m2 = os.environ.get("CONFORMANCE_M2") or os.path.join(a.root, ".cache/m2")
+        with open(os.path.join(a.root, "catalogue/kafka-configs.json")) as f:
+            catalogue_version = json.load(f)["kafkaVersion"]
+        try:
+            vrep = validators.run(a.root, ctx.binary, m2, os.path.join(MOUNT_ROOT, "validators"),
+                                  catalogue_version, write_verdicts=a.write_verdicts)
+        except Exception as e:
+            fail(f"validators: {type(e).__name__}: {e}")
+        for f in vrep.failures + vrep.committed_drift:
+            print(f"FAIL validators: {f}")
+        validator_failures = len(vrep.failures) + len(vrep.committed_drift)
+        print(f"validators: {vrep.cases} values of {len(vrep.keys)} keys judged by Kafka's "
+              f"ConfigDef.parseValue, {vrep.cli_compared} of them also by `validate -o json`: "
+              f"{len(vrep.failures)} disagreements"
+              + ("" if not vrep.committed_drift else "; committed verdicts out of date")
+              + ("" if not a.write_verdicts else f"; wrote {validators.VERDICTS}"))
     elapsed = time.monotonic() - t0
-    passed = sum(r.ok for r in results)
-    failed = len(results) - passed
+    ran = [r for r in results if not r.skipped]
+    passed = sum(r.ok for r in ran)
+    failed = len(ran) - passed
     if a.write_doc:
         write_doc(a.root, results, elapsed, "conformance/run.sh --write-doc",
-                  os.path.basename(os.path.normpath(a.jars)))
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+                  os.path.basename(os.path.normpath(a.jars)), vrep)
+    print(f"{passed} passed, {failed} failed" + (f", validators: {validator_failures} failed" if vrep else ""))
+    sys.exit(1 if failed or validator_failures else 0)
 
 
 if __name__ == "__main__":
