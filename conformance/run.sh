@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Conformance against Apache Kafka itself: renders each fixture of tests/fixtures/conformance/
-# with kafka-config-operator, runs the real Kafka tool (kafka-tools jars from Maven Central) with
-# the rendered tool.args and files, and compares the configuration each Kafka client logs with
-# the merged values `explain` reports. See docs/conformance.md.
+# and every KafkaToolConfig of examples/ with kafka-config-operator, runs the real Kafka tool
+# (kafka-tools jars from Maven Central) with the rendered tool.args and files, and compares the
+# configuration each Kafka client logs with the merged values `explain` reports; then compares the
+# engine's typed validation with Kafka's ConfigDef.parseValue (conformance/validators.py).
+# See docs/conformance.md.
 #
-#   conformance/run.sh                      # every fixture; last line "N passed, N failed"
-#   conformance/run.sh console-producer-modern   # some fixtures (names or paths)
+#   conformance/run.sh                      # fixtures, examples, validators; last line
+#                                           # "N passed, N failed, validators: N failed"
+#   conformance/run.sh console-producer-modern   # some fixtures only (names or paths)
 #   conformance/run.sh -v                   # also list forced and not-logged keys
-#   conformance/run.sh --write-doc          # rewrite the table in docs/conformance.md
+#   conformance/run.sh --write-doc          # rewrite the tables in docs/conformance.md
+#   conformance/run.sh --write-verdicts     # rewrite tests/fixtures/conformance/validator-verdicts.json
 #
 # Needs Java 17+, Maven 3.8+ (first run only), python3 with PyYAML, and the binary
 # target/debug/kafka-config-operator (`cargo build`; KCO_BIN=PATH to use another).
