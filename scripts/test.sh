@@ -25,7 +25,7 @@ command -v openssl >/dev/null || need_apt+=(openssl)
 command -v lua5.1 >/dev/null || need_apt+=(lua5.1)
 # libfuzzer-sys compiles libFuzzer (C++) for the fuzz smoke stage
 command -v c++ >/dev/null || need_apt+=(g++)
-# musl-gcc: the image's static build (ring and mimalloc compile C for the musl target)
+# musl-gcc: the image's static build (ring compiles C for the musl target)
 command -v musl-gcc >/dev/null || need_apt+=(musl-tools)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing from Debian: ${need_apt[*]}"
