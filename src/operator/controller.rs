@@ -46,7 +46,7 @@ use crate::operator::globals;
 use crate::operator::health;
 use crate::operator::leader::{self, Attempt, LeaseLock};
 use crate::operator::metrics::Metrics;
-use crate::operator::reconcile::{error_policy, reconcile};
+use crate::operator::reconcile::{self, error_policy, reconcile};
 use crate::operator::{OperatorError, RunOptions, check_crds};
 use crate::output::{HASH_ANNOTATION, MANAGED_BY_LABEL, MANAGER};
 use crate::status;
@@ -411,6 +411,7 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     });
 
     tokio::spawn(globals::keep_status(ctx.clone()));
+    tokio::spawn(reconcile::keep_ready_gauge(ctx.clone()));
 
     let lease = options.leader_election.then(|| {
         Arc::new(LeaseLock::new(

@@ -82,7 +82,6 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
         Err(_) => {}
     }
     ctx.globals_status_wake.notify_one();
-    update_ready_gauge(&ctx);
     result
 }
 
@@ -113,6 +112,20 @@ pub fn error_policy(config: Arc<KafkaToolConfig>, error: &Error, ctx: Arc<Contex
     let delay = ctx.backoff(&key);
     warn!(namespace = %key.0, name = %key.1, %error, retry_in_ms = delay.as_millis() as u64, "reconcile failed");
     Action::requeue(delay)
+}
+
+/// How often `kafka_config_configs` is recounted from the cache. Counting on every reconcile
+/// made an initial sync of N configs cost O(N²); the count lags the cache by at most this.
+const READY_GAUGE_PERIOD: Duration = Duration::from_secs(2);
+
+/// Keeps `kafka_config_configs` current: one O(N) count of the cache per period.
+pub async fn keep_ready_gauge(ctx: Arc<Context>) {
+    let mut tick = tokio::time::interval(READY_GAUGE_PERIOD);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        update_ready_gauge(&ctx);
+    }
 }
 
 fn update_ready_gauge(ctx: &Context) {
