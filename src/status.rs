@@ -5,6 +5,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::engine::outcome::{Problem, Reason};
 use crate::engine::{Evaluation, spec::Role};
@@ -121,6 +122,10 @@ pub struct KafkaToolConfigStatus {
     /// What the last evaluation read (set by the operator, not by `validate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<InputsStatus>,
+    /// Only in the operator's cache, never serialized: a digest of `warnings` and `shadowed`,
+    /// which the cache drops (see [`KafkaToolConfigStatus::compacted`]).
+    #[serde(skip)]
+    pub explanation_digest: Option<[u8; 32]>,
 }
 
 /// The versions of everything an evaluation read. With it, the operator proves from its watch
@@ -159,6 +164,28 @@ pub struct GlobalVersion {
 }
 
 impl KafkaToolConfigStatus {
+    /// The status as the operator caches it: `warnings` and `shadowed` (most of a cached status,
+    /// and only ever compared, never read) replaced by their digest. Two statuses are equal
+    /// exactly when their compacted forms are.
+    pub fn compacted(mut self) -> Self {
+        if self.explanation_digest.is_none() {
+            let mut digest = Sha256::new();
+            for part in [
+                serde_json::to_vec(&self.warnings),
+                serde_json::to_vec(&self.shadowed),
+            ] {
+                // Serializing these plain structs cannot fail; an empty part still separates.
+                let bytes = part.unwrap_or_default();
+                digest.update((bytes.len() as u64).to_le_bytes());
+                digest.update(bytes);
+            }
+            self.explanation_digest = Some(digest.finalize().into());
+            self.warnings = Vec::new();
+            self.shadowed = Vec::new();
+        }
+        self
+    }
+
     pub fn condition(&self, type_: &str) -> Option<&Condition> {
         self.conditions.iter().find(|c| c.type_ == type_)
     }

@@ -639,12 +639,19 @@ where
     Ok(())
 }
 
-/// Status equality for "did anything change": exactly the serialized form.
+/// Status equality for "did anything change": exactly the serialized form. A cached `previous`
+/// is compacted (warnings and shadowed as a digest), so `next` is compared in that form.
 pub fn status_changed(
     previous: Option<&KafkaToolConfigStatus>,
     next: &KafkaToolConfigStatus,
 ) -> bool {
-    previous != Some(next)
+    match previous {
+        None => true,
+        Some(previous) if previous.explanation_digest.is_some() => {
+            *previous != next.clone().compacted()
+        }
+        Some(previous) => previous != next,
+    }
 }
 
 #[cfg(test)]
@@ -817,5 +824,60 @@ mod tests {
         // same timestamp: the name decides, deterministically
         let plan = plan_prune(vec![old("c-a", "ha", 5), old("c-b", "hb", 5)], 1, &set(&[]));
         assert_eq!(plan.delete, vec!["c-a"]);
+    }
+
+    fn explained_status(over: &str) -> KafkaToolConfigStatus {
+        KafkaToolConfigStatus {
+            config_hash: Some("sha256:ab".into()),
+            warnings: vec![crate::status::StatusWarning {
+                key: "lingr.ms".into(),
+                role: None,
+                reason: "UnknownKey".into(),
+                message: "did you mean linger.ms?".into(),
+            }],
+            shadowed: vec![crate::status::ShadowedKey {
+                key: "acks".into(),
+                role: crate::engine::spec::Role::Producer,
+                winner: "args".into(),
+                over: vec![over.into()],
+            }],
+            ..KafkaToolConfigStatus::default()
+        }
+    }
+
+    #[test]
+    fn a_compacted_cached_status_equals_the_same_status_rebuilt() {
+        let cached = explained_status("properties").compacted();
+        assert!(cached.shadowed.is_empty() && cached.warnings.is_empty());
+        assert!(!status_changed(
+            Some(&cached),
+            &explained_status("properties")
+        ));
+    }
+
+    #[test]
+    fn a_changed_shadowed_entry_is_a_change_even_when_the_cache_kept_only_its_digest() {
+        let cached = explained_status("properties").compacted();
+        assert!(status_changed(
+            Some(&cached),
+            &explained_status("toolDefaults")
+        ));
+        let mut fewer = explained_status("properties");
+        fewer.warnings.clear();
+        assert!(status_changed(Some(&cached), &fewer));
+    }
+
+    #[test]
+    fn a_full_previous_status_is_compared_as_it_is() {
+        let previous = explained_status("properties");
+        assert!(!status_changed(
+            Some(&previous),
+            &explained_status("properties")
+        ));
+        assert!(status_changed(
+            Some(&previous),
+            &explained_status("toolDefaults")
+        ));
+        assert!(status_changed(None, &previous));
     }
 }

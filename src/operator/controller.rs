@@ -49,7 +49,7 @@ use crate::operator::metrics::Metrics;
 use crate::operator::reconcile::{self, error_policy, reconcile};
 use crate::operator::{OperatorError, RunOptions, check_crds};
 use crate::output::{HASH_ANNOTATION, MANAGED_BY_LABEL, MANAGER};
-use crate::status;
+use crate::status::{self, KafkaToolConfigStatus};
 
 /// Trailing-edge debounce: a ConfigMap and a Secret applied back to back (one `kubectl apply` of a
 /// commit sends them a round trip apart) become one render. Every edit waits this long before
@@ -82,6 +82,12 @@ fn strip<K: Resource>(object: &mut K) {
     if let Some(annotations) = object.meta_mut().annotations.as_mut() {
         annotations.remove(LAST_APPLIED);
     }
+}
+
+/// Memory: a cached KafkaToolConfig keeps its status's warnings and shadowed keys only as a
+/// digest (about a third of a cached config at scale); reconciles compare, never read, them.
+fn compact_status(config: &mut KafkaToolConfig) {
+    config.status = config.status.take().map(KafkaToolConfigStatus::compacted);
 }
 
 /// Marks `synced` when a watch stream finishes its initial list.
@@ -481,6 +487,7 @@ fn controller(
         }
     })
     .modify(strip)
+    .modify(compact_status)
     .reflect(writer)
     .inspect(mark_on_init_done(synced))
     .applied_objects()
