@@ -30,17 +30,20 @@ pub enum ManifestError {
     },
     /// Two documents of one set are the same Kubernetes object: `kubectl apply` would silently
     /// keep the last one, so a preview of the set cannot say what the cluster would get.
+    /// Like every error here, it starts with the file (of the second definition).
     #[error(
-        "{kind} {object} is defined twice: in {first} and in {second}; applied together, the \
-         second would silently replace the first. Give each its own name (or namespace), or keep one"
+        "{path}: document {index} ({kind} {object}) is defined twice, first in {first}; applied \
+         together, the second would silently replace the first. Give each its own name (or \
+         namespace), or keep one"
     )]
     Duplicate {
+        path: PathBuf,
+        index: usize,
         kind: String,
         /// `name`, or `namespace/name` for a namespaced object.
         object: String,
-        /// `path, document N` of each definition.
+        /// `path, document N` of the first definition.
         first: String,
-        second: String,
     },
 }
 
@@ -250,6 +253,8 @@ impl Workspace {
         let here = format!("{}, document {index}", path.display());
         if let Some(first) = self.origins.get(&key) {
             return Err(ManifestError::Duplicate {
+                path: path.to_path_buf(),
+                index,
                 kind: kind.to_string(),
                 object: if cluster_scoped {
                     name.to_string()
@@ -257,7 +262,6 @@ impl Workspace {
                     format!("{namespace}/{name}")
                 },
                 first: first.clone(),
-                second: here,
             });
         }
         self.origins.insert(key, here);
@@ -366,8 +370,14 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("GlobalClientDefaults prod"), "{message}");
-        assert!(message.contains("a/global.yaml, document 0"), "{message}");
-        assert!(message.contains("b/global.yaml, document 0"), "{message}");
+        assert!(
+            message.starts_with("b/global.yaml: document 0"),
+            "{message}"
+        );
+        assert!(
+            message.contains("first in a/global.yaml, document 0"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -399,8 +409,11 @@ mod tests {
             message.contains("KafkaToolConfig team-a/orders"),
             "{message}"
         );
-        assert!(message.contains("one.yaml, document 0"), "{message}");
-        assert!(message.contains("one.yaml, document 1"), "{message}");
+        assert!(message.starts_with("one.yaml: document 1"), "{message}");
+        assert!(
+            message.contains("first in one.yaml, document 0"),
+            "{message}"
+        );
     }
 
     #[test]
