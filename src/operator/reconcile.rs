@@ -38,6 +38,7 @@ pub fn now() -> String {
 }
 
 pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Result<Action, Error> {
+    record_known_dependencies(&ctx, &config);
     if !ctx.is_leader() {
         // A standby keeps its caches warm; the leader reconciles everything when it takes over.
         return Ok(Action::await_change());
@@ -126,6 +127,46 @@ pub async fn keep_ready_gauge(ctx: Arc<Context>) {
         tick.tick().await;
         update_ready_gauge(&ctx);
     }
+}
+
+/// Records in the reverse index what a config depends on as far as its spec and last status
+/// tell, before anything is read. A source edit that lands while this reconcile reads then either
+/// finds the config in the index (and reconciles it again) or is already in the version cache the
+/// reconcile reads next; recorded only after the read, an edit in between was lost. A standby
+/// records too, so that a new leader misses no edit while its reconcile-everything runs.
+fn record_known_dependencies(ctx: &Context, config: &KafkaToolConfig) {
+    if let Some((key, sources, globals)) = known_dependencies(config) {
+        lock(&ctx.index).record(&key, &sources, &globals);
+    }
+}
+
+/// The sources a config's spec names plus its last output, and the GlobalClientDefaults its last
+/// evaluation saw.
+fn known_dependencies(
+    config: &KafkaToolConfig,
+) -> Option<(ConfigKey, Vec<SourceRef>, Vec<String>)> {
+    let namespace = config.namespace()?;
+    let mut sources = crate::engine::sources::referenced_sources(&config.spec.config);
+    let status = config.status.as_ref();
+    if let Some(output) = status.and_then(|s| s.output.as_ref())
+        && let Some(kind) = SourceKind::parse(&output.kind)
+    {
+        sources.push(SourceRef {
+            kind,
+            name: output.name.clone(),
+        });
+    }
+    let globals = status
+        .and_then(|s| s.inputs.as_ref())
+        .map(|inputs| {
+            inputs
+                .global_client_defaults
+                .iter()
+                .map(|g| g.name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(((namespace, config.name_any()), sources, globals))
 }
 
 fn update_ready_gauge(ctx: &Context) {
@@ -370,5 +411,55 @@ async fn publish_events(
             Ok(()) => ctx.metrics.write("Event"),
             Err(e) => warn!(error = %e, "cannot publish an event"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(status: serde_json::Value) -> KafkaToolConfig {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "kafkaconfig.dev/v1alpha1",
+            "kind": "KafkaToolConfig",
+            "metadata": {"name": "orders", "namespace": "team-a"},
+            "spec": {
+                "tool": "kafka-console-producer",
+                "configFiles": [{"configMapKeyRef": {"name": "base-client", "key": "client.properties"}}],
+                "env": [{"name": "PASSWORD", "valueFrom": {"secretKeyRef": {"name": "sasl", "key": "password"}}}]
+            },
+            "status": status
+        }))
+        .expect("a valid KafkaToolConfig")
+    }
+
+    fn names(sources: &[SourceRef]) -> Vec<(SourceKind, &str)> {
+        sources.iter().map(|s| (s.kind, s.name.as_str())).collect()
+    }
+
+    #[test]
+    fn a_new_config_depends_on_what_its_spec_names_before_anything_is_read() {
+        let (key, sources, globals) =
+            known_dependencies(&config(serde_json::json!(null))).expect("a namespaced config");
+        assert_eq!(key, ("team-a".to_string(), "orders".to_string()));
+        assert_eq!(
+            names(&sources),
+            [
+                (SourceKind::ConfigMap, "base-client"),
+                (SourceKind::Secret, "sasl")
+            ]
+        );
+        assert!(globals.is_empty());
+    }
+
+    #[test]
+    fn a_rendered_config_also_depends_on_its_output_and_the_globals_it_last_saw() {
+        let (_, sources, globals) = known_dependencies(&config(serde_json::json!({
+            "output": {"kind": "ConfigMap", "name": "orders-kafka", "keys": ["producer.properties"]},
+            "inputs": {"operator": "0.1.0", "globalClientDefaults": [{"name": "prod", "generation": 2}]}
+        })))
+        .expect("a namespaced config");
+        assert!(names(&sources).contains(&(SourceKind::ConfigMap, "orders-kafka")));
+        assert_eq!(globals, ["prod"]);
     }
 }
