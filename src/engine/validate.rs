@@ -640,9 +640,11 @@ fn is_class_name(value: &str) -> bool {
 }
 
 /// Kafka refuses a consumer whose settings belong to the other group protocol (KIP-848).
+/// Judged on the values the tool ends up with: in Legacy a tool's forced `group.protocol` (and
+/// the options it then adds) beat what the file says.
 fn check_group_protocol(view: &RoleView, problems: &mut Vec<Problem>) {
     let protocol = view
-        .file_value("group.protocol")
+        .effective_value("group.protocol")
         .map(|c| c.value.trim().to_ascii_lowercase())
         .unwrap_or_else(|| "classic".to_string());
     for (refusing, keys) in CONSUMER_PROTOCOL_ONLY {
@@ -650,7 +652,7 @@ fn check_group_protocol(view: &RoleView, problems: &mut Vec<Problem>) {
             continue;
         }
         for key in *keys {
-            if let Some(contribution) = view.file_value(key) {
+            if let Some(contribution) = view.effective_value(key) {
                 problems.push(Problem::new(
                     Reason::InvalidValue,
                     contribution.source.clone(),

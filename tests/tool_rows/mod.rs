@@ -731,19 +731,6 @@ fn every_forced_key_warns_in_modern_and_is_forced_in_legacy() {
     assert_eq!(checked, 34, "forced keys checked");
 }
 
-/// Known engine gaps, asserted as they are so that a fix shows here: (tool, key, why).
-const LEGACY_REFUSED: &[(&str, &str, &str)] = &[(
-    "kafka-verifiable-consumer",
-    "group.protocol",
-    // The user's group.protocol=consumer loses to the tool's --group-protocol default (CLASSIC)
-    // in Legacy, so the tool also puts its classic-only --assignment-strategy default. The real
-    // tool then runs a valid classic consumer, but validate.rs check_group_protocol reads the
-    // file value (consumer), not the value the tool ends up with, and refuses the assignment
-    // strategy: Legacy refuses a config today's tool accepts. The fix belongs in validate.rs
-    // (effective_value instead of file_value), which this suite does not own.
-    "validate.rs check_group_protocol reads the file value, not the forced one",
-)];
-
 #[test]
 fn every_key_forced_through_an_always_applied_option_is_carried_in_modern_and_forced_in_legacy() {
     let mut checked = 0;
@@ -792,23 +779,6 @@ fn every_key_forced_through_an_always_applied_option_is_carried_in_modern_and_fo
                 tool.name, option.name, option.key, modern.warnings
             );
 
-            if let Some((_, _, why)) = LEGACY_REFUSED
-                .iter()
-                .find(|(t, k, _)| *t == tool.name && *k == option.key)
-            {
-                let legacy = evaluate_config(tool, section, &option.key, &other, true);
-                assert!(
-                    legacy
-                        .problems
-                        .iter()
-                        .any(|p| p.reason == Reason::InvalidValue),
-                    "{} Legacy {}: the known gap is fixed ({why}); remove it from LEGACY_REFUSED",
-                    tool.name,
-                    option.key
-                );
-                checked += 1;
-                continue;
-            }
             let legacy = config(tool, section, &option.key, &other, true);
             assert_eq!(
                 effective(&legacy, role, &option.key),
