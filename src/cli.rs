@@ -249,6 +249,7 @@ pub fn explain_entries(
 ) -> Vec<ExplainEntry> {
     let mut entries = Vec::new();
     for (role, view) in &ev.views {
+        let first = entries.len();
         for provenance in view.keys.values() {
             if only_key.is_some_and(|k| k != provenance.key) {
                 continue;
@@ -282,6 +283,29 @@ pub fn explain_entries(
                     })
                     .collect(),
             });
+        }
+        // `output.renderDefaults` writes Kafka's default of every unset key: those lines are in
+        // the file, so they are explained too.
+        if ev.defaults_rendered {
+            for (key, default) in crate::engine::render::rendered_defaults(*role) {
+                let unset = view
+                    .keys
+                    .get(key)
+                    .is_none_or(|p| p.winner().layer == Layer::KafkaDefaults);
+                if unset && only_key.is_none_or(|k| k == key) {
+                    entries.push(ExplainEntry {
+                        namespace: namespace.to_string(),
+                        name: name.to_string(),
+                        role: role.to_string(),
+                        key: key.to_string(),
+                        value: default.to_string(),
+                        layer: Layer::KafkaDefaults,
+                        source: "Kafka default (output.renderDefaults)".to_string(),
+                        overridden: Vec::new(),
+                    });
+                }
+            }
+            entries[first..].sort_by(|a, b| a.key.cmp(&b.key));
         }
     }
     entries

@@ -447,6 +447,42 @@ fn render_defaults_renders_kafkas_defaults_under_every_layer() {
 }
 
 #[test]
+fn explain_names_the_source_of_every_line_render_defaults_writes() {
+    let spec = "  args: {topic: t, bootstrap-server: \"b:1\"}\n  properties: {producer: {max.in.flight.requests.per.connection: 3}}\n";
+    let ev = eval(&producer(&format!(
+        "{spec}  output: {{renderDefaults: true}}\n"
+    )));
+    let rendered = file(&ev, "producer.properties");
+    let entries = kafka_config_operator::cli::explain_entries("ns", "p", &ev, None);
+    let explained: BTreeMap<&str, (&str, Layer)> = entries
+        .iter()
+        .map(|e| (e.key.as_str(), (e.value.as_str(), e.layer)))
+        .collect();
+    assert_eq!(explained.len(), entries.len(), "one entry per key");
+    let keys: Vec<&str> = rendered.keys().map(String::as_str).collect();
+    assert_eq!(explained.keys().copied().collect::<Vec<_>>(), keys);
+    assert_eq!(
+        explained["delivery.timeout.ms"],
+        (
+            rendered["delivery.timeout.ms"].as_str(),
+            Layer::KafkaDefaults
+        )
+    );
+    assert_eq!(
+        explained["max.in.flight.requests.per.connection"],
+        ("3", Layer::Properties)
+    );
+    // Without it, an unset key is not in the file and not explained.
+    let plain = eval(&producer(spec));
+    let plain_entries = kafka_config_operator::cli::explain_entries("ns", "p", &plain, None);
+    assert!(
+        plain_entries
+            .iter()
+            .all(|e| e.layer != Layer::KafkaDefaults)
+    );
+}
+
+#[test]
 fn namespace_selector_match_expressions_select_by_in_not_in_exists_and_does_not_exist() {
     // (expression, namespace labels, selected?)
     let cases: &[(&str, &str, bool)] = &[

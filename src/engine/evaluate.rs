@@ -86,6 +86,8 @@ pub struct Evaluation {
     pub referenced: Vec<SourceRef>,
     /// Present only when there are no problems.
     pub rendered: Option<Rendered>,
+    /// `output.renderDefaults`: Kafka's defaults of unset keys are written into the files too.
+    pub defaults_rendered: bool,
 }
 
 impl Evaluation {
@@ -113,6 +115,7 @@ struct Raw<'a> {
 pub fn evaluate(req: &Request<'_>) -> Evaluation {
     let mut ev = Evaluation {
         referenced: sources::referenced_sources(req.spec),
+        defaults_rendered: req.spec.output.as_ref().and_then(|o| o.render_defaults) == Some(true),
         ..Evaluation::default()
     };
     let catalogue = ToolCatalogue::get();

@@ -341,18 +341,22 @@ fn declare_providers(
 }
 
 fn add_kafka_defaults(role: Role, content: &mut BTreeMap<String, String>) {
-    let Some(set) = ConfigCatalogue::get().set_for(role) else {
-        return;
-    };
-    for (key, def) in &set.keys {
-        if let Some(default) = &def.default
-            && !def.is_password()
-        {
-            content
-                .entry(key.clone())
-                .or_insert_with(|| default.clone());
-        }
+    for (key, default) in rendered_defaults(role) {
+        content
+            .entry(key.to_string())
+            .or_insert_with(|| default.to_string());
     }
+}
+
+/// What `output.renderDefaults` writes for a role where the key is unset: every key of Kafka's
+/// catalogue that has a default, except passwords.
+pub fn rendered_defaults(role: Role) -> impl Iterator<Item = (&'static str, &'static str)> {
+    ConfigCatalogue::get()
+        .set_for(role)
+        .into_iter()
+        .flat_map(|set| &set.keys)
+        .filter(|(_, def)| !def.is_password())
+        .filter_map(|(key, def)| Some((key.as_str(), def.default.as_deref()?)))
 }
 
 /// `sha256:` over every file (name and content, length-prefixed so no two layouts collide) and,
