@@ -8,6 +8,7 @@
 #   NO_WRITE=1 e2e/bench/scale.sh            # measure and print only
 #   SCALE_KEEP=1 e2e/bench/scale.sh          # leave the control plane running afterwards
 #   SCALE_OPERATOR_BIN=path e2e/bench/scale.sh   # measure a prebuilt binary (no build)
+#   SCALE_LIBC=gnu e2e/bench/scale.sh        # measure the glibc build instead of the image's musl one
 #
 # Knobs (defaults): SCALE_SIZES=1000,10000 SCALE_BALLAST=2000 SCALE_BALLAST_KIB=64
 #   SCALE_NAMESPACES=4 SCALE_EDITS=200 SCALE_EDIT_RATE=10 SCALE_BURST=1000 SCALE_BUDGET_S=3600
@@ -33,7 +34,15 @@ source "$root/e2e/lib.sh"
 
 log() { printf '[scale] %s\n' "$*" >&2; }
 
-build_cmd="cargo build --release --locked"
+# By default the binary the image ships: the Dockerfile's static musl build (its allocator is
+# musl's, which is what the pods run with). SCALE_LIBC=gnu measures the host's glibc build.
+if [[ "${SCALE_LIBC:-musl}" == gnu ]]; then
+  build_cmd="cargo build --release --locked"
+  built="$CARGO_TARGET_DIR/release/kafka-config-operator"
+else
+  build_cmd="cargo build --release --locked --target x86_64-unknown-linux-musl"
+  built="$CARGO_TARGET_DIR/x86_64-unknown-linux-musl/release/kafka-config-operator"
+fi
 if [[ -n "${SCALE_OPERATOR_BIN:-}" ]]; then
   # A binary built earlier (e.g. the "before" of a change); its tree is in $SCALE_OPERATOR_BIN.tree
   # (HEAD, then `git status --porcelain -- src Cargo.toml Cargo.lock` at build time) if present.
@@ -44,8 +53,9 @@ else
   # The tree the binary is built from (others may edit it concurrently).
   { git rev-parse --short HEAD; git status --porcelain -- src Cargo.toml Cargo.lock; } > "$out/tree.txt"
   log "building the operator: CARGO_TARGET_DIR=$CARGO_TARGET_DIR $build_cmd"
-  nice -n 5 cargo build --release --locked
-  bin="$CARGO_TARGET_DIR/release/kafka-config-operator"
+  # shellcheck disable=SC2086 # split into the command's words on purpose
+  nice -n 5 $build_cmd
+  bin=$built
 fi
 
 # shellcheck disable=SC2317 # invoked by the EXIT trap
@@ -74,6 +84,7 @@ eventually 30 "$KUBECTL" get kafkatoolconfigs -A
 rc=0
 command="e2e/bench/scale.sh"
 [[ -n "${SCALE_SIZES:-}" ]] && command="SCALE_SIZES=$SCALE_SIZES $command"
+[[ -n "${SCALE_LIBC:-}" ]] && command="SCALE_LIBC=$SCALE_LIBC $command"
 python3 "$here/scale/run.py" \
   --run-dir "$E2E_RUN_DIR" --operator "$bin" --sa-kubeconfig "$sa_kubeconfig" \
   --summary "$E2E_RUN_DIR/scale-summary.json" \

@@ -249,6 +249,9 @@ def main():
     row("initial sync: reconcile errors", lambda r: sum(r["sync"]["errors"].values()))
     row("initial sync: 429 (apiserver metric)", lambda r: r["sync"]["requests"]["http_429"])
     row("initial sync: 429 in operator log", lambda r: r["sync"]["operator_log_429"])
+    row("initial sync: CPU s operator / kube-apiserver / etcd / harness", lambda r: " / ".join(
+        "–" if r["sync"]["cpu_s"].get(k) is None else f"{r['sync']['cpu_s'][k]:.1f}"
+        for k in ("operator", "kube-apiserver", "etcd", "harness")))
     row("RSS peak during sync (MiB)", lambda r: r["sync"]["peak_rss_mib"])
     row("RSS after sync (MiB)", lambda r: r["after_sync"]["rss_mib"])
     row("  of which anonymous / file-backed (MiB)", lambda r: f"{r['after_sync']['anon_mib']:.1f} / {r['after_sync']['file_mib']:.1f}")
@@ -262,6 +265,9 @@ def main():
     row("burst: observed / sent (send time s)", lambda r: f"{r['burst']['observed']}/{r['burst']['edits']} ({r['burst']['send_s']:.1f})")
     row("burst: p50 / p99 / max (ms)", lambda r: f"{r['burst']['p50_ms']:.0f} / {r['burst']['p99_ms']:.0f} / {r['burst']['max_ms']:.0f}")
     row("burst: reconciles per change", lambda r: r["burst"]["reconciles_per_change"])
+    row("burst: CPU s operator / kube-apiserver / etcd / harness", lambda r: " / ".join(
+        "–" if r["burst"]["cpu_s"].get(k) is None else f"{r['burst']['cpu_s'][k]:.1f}"
+        for k in ("operator", "kube-apiserver", "etcd", "harness")))
     row("RSS at the end (MiB)", lambda r: r["end"]["rss_mib"])
     w("")
     if s.get("idle"):

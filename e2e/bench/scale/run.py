@@ -127,6 +127,45 @@ def ballast_cm(j, ns, kib):
             "data": {"blob.txt": blob}}
 
 
+# ------------------------------------------------------------------ CPU accounting
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu_s(pid):
+    """utime + stime of a process (and its reaped children), in seconds; None when gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return sum(int(x) for x in fields[11:15]) / CLK_TCK
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def cpu_snapshot(run_dir, op):
+    """CPU seconds so far of the operator, each control-plane process and this harness: the
+    phases are CPU-bound on 2 cores, so who spends the CPU says where the time goes."""
+    snap = {"operator": proc_cpu_s(op.proc.pid)}
+    for name in ("kube-apiserver", "etcd", "kube-controller-manager"):
+        try:
+            with open(os.path.join(run_dir, f"{name}.pid")) as f:
+                snap[name] = proc_cpu_s(int(f.read().strip()))
+        except (OSError, ValueError):
+            snap[name] = None
+    t = os.times()
+    snap["harness"] = t.user + t.system
+    return snap
+
+
+def cpu_delta(before, after):
+    return {k: (round(after[k] - before[k], 2) if after.get(k) is not None and before.get(k) is not None
+                else None) for k in before}
+
+
+def cpu_text(d):
+    return ", ".join(f"{k} {v:.1f}" for k, v in d.items() if v is not None)
+
+
 # ------------------------------------------------------------------ operator process
 
 class Operator:
@@ -476,6 +515,7 @@ def main():
         # ---- initial sync
         before = apiserver_requests(kube)
         op = Operator(a.operator, a.sa_kubeconfig, a.run_dir, f"sync-{n}", port)
+        cpu0 = cpu_snapshot(a.run_dir, op)
         t_start = op.started
         t_ready = op.wait_ready(600)
         last_log, done, t_done = 0, 0, None
@@ -500,6 +540,7 @@ def main():
                 log(f"N={n}: sync {done}/{n} after {time.monotonic() - t_start:.0f}s (operator's Ready gauge: "
                     f"{gauge}), RSS {op.rss_mib():.1f} MiB, watch errors so far: {len(tracker.errors)}")
             time.sleep(0.2)
+        sync_cpu = cpu_delta(cpu0, cpu_snapshot(a.run_dir, op))
         m = op.metrics()
         after = apiserver_requests(kube)
         writes = op.by_label("kafka_config_writes_total", m)
@@ -514,8 +555,9 @@ def main():
             "reconciles": op.sum("kafka_config_reconciles_total", m),
             "errors": op.by_label("kafka_config_reconcile_errors_total", m),
             "requests": request_delta(before, after), "operator_log_429": op.count_429(),
-            "peak_rss_mib": op.peak_rss / 1024.0,
+            "peak_rss_mib": op.peak_rss / 1024.0, "cpu_s": sync_cpu,
         }
+        log(f"N={n}: sync CPU seconds: {cpu_text(sync_cpu)}")
         log(f"N={n}: sync {'complete' if t_done else 'INCOMPLETE'} {done}/{n} in {elapsed:.1f}s: "
             f"{writes_total:.0f} writes ({r['sync']['writes_per_s']:.0f}/s), output writes "
             f"{r['sync']['output_writes_per_s']:.0f}/s, 429s: apiserver {r['sync']['requests']['http_429']:.0f}, "
@@ -577,6 +619,7 @@ def main():
                     tracker.latencies.pop(k, None)
             v = version
             version += 1
+            cpu0 = cpu_snapshot(a.run_dir, op)
             t_begin = time.monotonic()
 
             def edit(j):
@@ -603,6 +646,7 @@ def main():
             time.sleep(3)  # follow-up reconciles (e.g. of the output's own watch event)
             with tracker.lock:
                 lat = [tracker.latencies[k] * 1000 for k in ekeys if k in tracker.latencies]
+            phase_cpu = cpu_delta(cpu0, cpu_snapshot(a.run_dir, op))
             after = apiserver_requests(kube)
             reconciles = op.sum("kafka_config_reconciles_total") - rec0
             req = request_delta(before, after)
@@ -612,8 +656,9 @@ def main():
                 "max_ms": max(lat) if lat else None,
                 "mean_ms": statistics.fmean(lat) if lat else None,
                 "reconciles": reconciles, "reconciles_per_change": reconciles / len(idx),
-                "requests": req, "harness_patches": len(idx),
+                "requests": req, "harness_patches": len(idx), "cpu_s": phase_cpu,
             }
+            log(f"N={n}: {phase} CPU seconds (incl. the 3 s settle): {cpu_text(phase_cpu)}")
             log(f"N={n}: {phase}: {len(lat)}/{len(idx)} observed (sent in {t_sent:.1f}s), p50 "
                 f"{r[phase]['p50_ms']} ms, p99 {r[phase]['p99_ms']} ms, reconciles/change "
                 f"{r[phase]['reconciles_per_change']:.2f}")
