@@ -119,7 +119,17 @@ pub struct Context {
     /// Wakes the GlobalClientDefaults status loop after a reconcile: selection counts change
     /// when configs do, and a 5 s poll alone would leave them stale for a while.
     pub globals_status_wake: tokio::sync::Notify,
+    /// Reconciles doing API work at once (all scopes together). Unbounded, a relist of 10,000
+    /// configs started as many concurrent requests, which the API server answers with 429s; each
+    /// reconcile mostly waits on the API server, so a few dozen keep it busy. A tokio semaphore
+    /// hands out permits in the order they were asked for, so under a burst the oldest edit is
+    /// rendered first (kube-runtime's own limit parks the surplus in a hash set and releases it
+    /// in hash order: some edits waited until the whole burst was done).
+    pub reconcile_slots: tokio::sync::Semaphore,
 }
+
+/// See [`Context::reconcile_slots`].
+pub const RECONCILE_SLOTS: usize = 32;
 
 /// Locks a mutex even if a panicking reconcile poisoned it: the data are caches that the next
 /// reconcile rewrites, so a poisoned value is still usable.
@@ -155,6 +165,7 @@ impl Context {
             namespaces_synced: Synced::default(),
             globals_synced: Synced::default(),
             globals_status_wake: tokio::sync::Notify::new(),
+            reconcile_slots: tokio::sync::Semaphore::new(RECONCILE_SLOTS),
         }
     }
 

@@ -12,8 +12,9 @@
 //! - a "reconcile everything" trigger when this replica becomes leader.
 //!
 //! Caches strip `managedFields`. Every replica keeps warm caches; only the Lease holder writes.
-//! At most [`CONCURRENCY`] reconciles run at once, so a relist of thousands of configs queues
-//! here instead of in the API server's priority-and-fairness queues (429s).
+//! At most `RECONCILE_SLOTS` reconciles do API work at once, so a relist of thousands of configs
+//! queues here, first come first served, instead of in the API server's priority-and-fairness
+//! queues (429s).
 
 use std::collections::HashMap;
 use std::pin::pin;
@@ -55,10 +56,9 @@ use crate::status::{self, KafkaToolConfigStatus};
 /// commit sends them a round trip apart) become one render. Every edit waits this long before
 /// its render starts, so it is short (edit → output p50 ≤ 100 ms, issue 7).
 const DEBOUNCE: Duration = Duration::from_millis(50);
-/// Reconciles running at once, per watched scope. Unbounded, a relist of 10,000 configs started
-/// 10,000 reconciles and as many concurrent requests, which the API server answers with 429s.
-/// Each reconcile mostly waits on the API server, so a few dozen keep it busy.
-const CONCURRENCY: u16 = 32;
+/// kube-runtime's own limit on running reconciles: none. The limit is `Context::reconcile_slots`,
+/// which is first come first served; a reconcile waiting for a slot holds little memory.
+const CONCURRENCY: u16 = 0;
 /// How long an event of one of our outputs waits for its owner's cached status to record the
 /// output's hash before it counts as a change by someone else: a reconcile writes the output,
 /// then the status, and the status reaches the cache through the watch shortly after.

@@ -57,11 +57,12 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     let name = config.name_any();
     let span = info_span!("reconcile", namespace = %namespace, config = %name);
     let key: ConfigKey = (namespace.clone(), name.clone());
+    // First come, first served; the semaphore is never closed.
+    let _slot = ctx.reconcile_slots.acquire().await.ok();
     ctx.metrics.started();
     let started = Instant::now();
-    let result = reconcile_inner(&config, &ctx, &namespace, &name)
-        .instrument(span)
-        .await;
+    // Boxed: a reconcile waiting for its slot above stays a small future.
+    let result = Box::pin(reconcile_inner(&config, &ctx, &namespace, &name).instrument(span)).await;
     ctx.metrics.finished();
     ctx.metrics.reconciles.inc();
     ctx.metrics
