@@ -56,9 +56,12 @@ use crate::status::{self, KafkaToolConfigStatus};
 /// commit sends them a round trip apart) become one render. Every edit waits this long before
 /// its render starts, so it is short (edit → output p50 ≤ 100 ms, issue 7).
 const DEBOUNCE: Duration = Duration::from_millis(50);
-/// kube-runtime's own limit on running reconciles: none. The limit is `Context::reconcile_slots`,
-/// which is first come first served; a reconcile waiting for a slot holds little memory.
-const CONCURRENCY: u16 = 0;
+/// Reconciles kube-runtime admits at once. Of these, `Context::reconcile_slots` (32) do API work,
+/// first come first served. Bounded because every admitted reconcile holds a future and a
+/// tracing span (whose slab never shrinks): admitting a whole relist of 10,000 configs cost
+/// 35 MiB at the restart peak. Beyond this many, kube-runtime releases the surplus in hash
+/// order, so it is well above what a burst keeps waiting.
+const CONCURRENCY: u16 = 256;
 /// How long an event of one of our outputs waits for its owner's cached status to record the
 /// output's hash before it counts as a change by someone else: a reconcile writes the output,
 /// then the status, and the status reaches the cache through the watch shortly after.
