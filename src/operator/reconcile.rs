@@ -202,19 +202,9 @@ async fn reconcile_inner(
 
     // Nothing changed since the live output was rendered (a restart, the periodic resync): the
     // caches prove it, so nothing is read or written.
-    if let Some(seen) = inputs::unchanged(ctx, config, namespace) {
-        // `unchanged` found the output under this kind and name.
-        let mut watched: Vec<SourceRef> = seen.sources.keys().cloned().collect();
-        if let Some(output) = previous.as_ref().and_then(|s| s.output.as_ref())
-            && let Some(kind) = SourceKind::parse(&output.kind)
-        {
-            watched.push(SourceRef {
-                kind,
-                name: output.name.clone(),
-            });
-        }
-        let globals: Vec<String> = seen.globals.keys().cloned().collect();
-        lock(&ctx.index).record(&key, &watched, &globals);
+    if inputs::unchanged(ctx, config, namespace).is_some() {
+        // Its dependencies are in the index already: `record_known_dependencies` read them from
+        // the same spec and status.
         ctx.metrics.unchanged.inc();
         return Ok(Action::requeue(RESYNC));
     }
