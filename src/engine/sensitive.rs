@@ -25,6 +25,15 @@ pub fn is_password_key(role: Role, key: &str) -> bool {
     if let Some(def) = ConfigCatalogue::get().key(role, key) {
         return def.is_password();
     }
+    // Every suffix, and `.password`, ends in one of these segments: a key whose last segment is
+    // none of them (most keys) needs no suffix comparisons.
+    let last = key.rsplit('.').next().unwrap_or(key);
+    if !matches!(
+        last,
+        "config" | "password" | "key" | "chain" | "certificates" | "secret" | "passphrase"
+    ) {
+        return false;
+    }
     PASSWORD_SUFFIXES.iter().any(|suffix| {
         key.strip_suffix(suffix)
             .is_some_and(|rest| rest.is_empty() || rest.ends_with('.'))
@@ -50,3 +59,22 @@ pub fn has_provider_reference(value: &str, providers: &BTreeSet<String>) -> bool
 
 /// Placeholder shown instead of a sensitive value.
 pub const REDACTED: &str = "[redacted]";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_suffix_ends_in_a_segment_the_fast_check_lets_through() {
+        for suffix in PASSWORD_SUFFIXES {
+            assert!(is_password_key(Role::Producer, &format!("x.{suffix}")));
+        }
+        assert!(is_password_key(Role::Producer, "my.custom.password"));
+        assert!(!is_password_key(
+            Role::Producer,
+            "custom.interceptor.setting.7"
+        ));
+        assert!(!is_password_key(Role::Producer, "my.custom.passwords"));
+        assert!(!is_password_key(Role::Producer, "password"));
+    }
+}

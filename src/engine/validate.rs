@@ -20,6 +20,21 @@ const OPEN_PREFIXES: &[&str] = &[
     "confluent.",
 ];
 
+/// Whether `key` starts with one of [`OPEN_PREFIXES`]. Most unknown keys differ from every prefix
+/// in their first two bytes, so those are compared before whole prefixes.
+fn has_open_prefix(key: &str) -> bool {
+    let head = |text: &str| match text.as_bytes() {
+        [a, b, ..] => Some([*a, *b]),
+        _ => None,
+    };
+    let Some(key_head) = head(key) else {
+        return false;
+    };
+    OPEN_PREFIXES
+        .iter()
+        .any(|p| head(p) == Some(key_head) && key.starts_with(p))
+}
+
 /// How many unknown keys per role get a did-you-mean.
 const MAX_SUGGESTIONS: usize = 20;
 
@@ -52,7 +67,7 @@ pub fn check_role(
     let mut suggestions_left = MAX_SUGGESTIONS;
     for (key, contribution) in view.file_entries() {
         let Some(def) = set.get(key) else {
-            if role != Role::MirrorMaker && !OPEN_PREFIXES.iter().any(|p| key.starts_with(p)) {
+            if role != Role::MirrorMaker && !has_open_prefix(key) {
                 // A config with many custom keys (interceptors, plugins) is deliberate, not a
                 // typo: suggestions stop after a few, which keeps large configs cheap to check.
                 let suggestion = if suggestions_left > 0 {
@@ -61,9 +76,19 @@ pub fn check_role(
                 } else {
                     None
                 };
-                // Built by hand: this runs for every custom key of large configs.
+                // Built by hand, sized exactly (one allocation): this runs for every custom key
+                // of large configs.
                 let source = contribution.source.as_str();
-                let mut message = String::with_capacity(key.len() + source.len() + 64);
+                let tail = match suggestion {
+                    Some(s) => "did you mean ?".len() + s.len(),
+                    None => {
+                        "the  client does not define it; Kafka ignores it".len()
+                            + role.as_str().len()
+                    }
+                };
+                let mut message = String::with_capacity(
+                    key.len() + " (from ".len() + source.len() + "): ".len() + tail,
+                );
                 message.push_str(key);
                 message.push_str(" (from ");
                 message.push_str(source);
