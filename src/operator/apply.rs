@@ -639,19 +639,13 @@ where
     Ok(())
 }
 
-/// Status equality for "did anything change": exactly the serialized form. A cached `previous`
-/// is compacted (warnings and shadowed as a digest), so `next` is compared in that form.
+/// Status equality for "did anything change": exactly the serialized form. `previous` is the
+/// status as read from the API server, never the cache's projection of it.
 pub fn status_changed(
     previous: Option<&KafkaToolConfigStatus>,
     next: &KafkaToolConfigStatus,
 ) -> bool {
-    match previous {
-        None => true,
-        Some(previous) if previous.explanation_digest.is_some() => {
-            *previous != next.clone().compacted()
-        }
-        Some(previous) => previous != next,
-    }
+    previous != Some(next)
 }
 
 #[cfg(test)]
@@ -843,28 +837,6 @@ mod tests {
             }],
             ..KafkaToolConfigStatus::default()
         }
-    }
-
-    #[test]
-    fn a_compacted_cached_status_equals_the_same_status_rebuilt() {
-        let cached = explained_status("properties").compacted();
-        assert!(cached.shadowed.is_empty() && cached.warnings.is_empty());
-        assert!(!status_changed(
-            Some(&cached),
-            &explained_status("properties")
-        ));
-    }
-
-    #[test]
-    fn a_changed_shadowed_entry_is_a_change_even_when_the_cache_kept_only_its_digest() {
-        let cached = explained_status("properties").compacted();
-        assert!(status_changed(
-            Some(&cached),
-            &explained_status("toolDefaults")
-        ));
-        let mut fewer = explained_status("properties");
-        fewer.warnings.clear();
-        assert!(status_changed(Some(&cached), &fewer));
     }
 
     #[test]

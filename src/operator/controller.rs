@@ -87,10 +87,10 @@ fn strip<K: Resource>(object: &mut K) {
     }
 }
 
-/// Memory: a cached KafkaToolConfig keeps its status's warnings and shadowed keys only as a
-/// digest (about a third of a cached config at scale); reconciles compare, never read, them.
+/// Memory: a cached KafkaToolConfig keeps only the part of its status the fast paths read
+/// ([`KafkaToolConfigStatus::cached`]); reconciles that evaluate read the config fresh.
 fn compact_status(config: &mut KafkaToolConfig) {
-    config.status = config.status.take().map(KafkaToolConfigStatus::compacted);
+    config.status = config.status.take().map(KafkaToolConfigStatus::cached);
 }
 
 /// Marks `synced` when a watch stream finishes its initial list.
