@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kube::api::Api;
+use kube::api::{Api, GetParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType};
 use kube::{Resource, ResourceExt};
@@ -202,19 +202,12 @@ async fn reconcile_inner(
         return Ok(Action::requeue(RESYNC));
     }
 
-    // The cache keeps only a projection of the status (`KafkaToolConfigStatus::cached`); what
-    // follows needs all of it (history, conditions' times, rollout), so the config is read fresh:
-    // one GET per evaluation, against about 1.7 KB per cached config at N = 10,000.
     let api: Api<KafkaToolConfig> = Api::namespaced(ctx.client.clone(), namespace);
-    let Some(fresh) = api.get_opt(name).await? else {
-        // Deleted meanwhile: garbage collection removes its output.
-        return Ok(Action::await_change());
-    };
-    let config = &fresh;
     let generation = config.metadata.generation;
     let uid = config.uid().ok_or(Error::MissingField("metadata.uid"))?;
     let spec = &config.spec.config;
-    let previous = config.status.clone();
+    // The cache's projection of the status: what the output step needs (hash, inputs).
+    let cached = config.status.as_ref();
     let key: ConfigKey = (namespace.to_string(), name.to_string());
 
     let referenced = crate::engine::sources::referenced_sources(spec);
@@ -246,14 +239,14 @@ async fn reconcile_inner(
         globals: inputs::selected_globals(ctx, config, &labels),
     };
     // What the previous evaluation saw is in its status (also after a restart).
-    let seen_before = previous.as_ref().and_then(|before| {
+    let seen_before = cached.and_then(|before| {
         Some(inputs::from_status(
             before.observed_generation,
             before.inputs.as_ref()?,
         ))
     });
 
-    let previous_hash = previous.as_ref().and_then(|s| s.config_hash.clone());
+    let previous_hash = cached.and_then(|s| s.config_hash.clone());
     let mut live = Live {
         hash: previous_hash.clone(),
         write_failure: None,
@@ -319,6 +312,18 @@ async fn reconcile_inner(
         None => false,
     };
 
+    // The cache keeps only a projection of the status (`KafkaToolConfigStatus::cached`); the
+    // next status is built from the whole one (history, conditions' times), so the config is read
+    // again: one GET per evaluation, against about 1.7 KB per cached config at N = 10,000. After
+    // the output is written, so the edit-to-output path has no extra request; at the cached
+    // resourceVersion ("not older than"), so the API server answers from its watch cache instead
+    // of a quorum read from etcd that decodes the custom resource every time.
+    let Some(fresh) = read_at_least(&api, name, config.resource_version().as_deref()).await? else {
+        // Deleted meanwhile: garbage collection removes its output.
+        return Ok(Action::await_change());
+    };
+    let previous = fresh.status;
+
     let now = now();
     let mut next = status::build(&ev, generation, previous.as_ref(), &live, &now);
     next.inputs = Some(inputs::to_status(&seen));
@@ -365,6 +370,23 @@ async fn reconcile_inner(
         return Ok(Action::await_change());
     };
     Ok(Action::requeue(action))
+}
+
+/// The object at `resource_version` or newer (from the API server's watch cache); the latest
+/// (a quorum read) when the version is unknown. `None`: it does not exist.
+async fn read_at_least(
+    api: &Api<KafkaToolConfig>,
+    name: &str,
+    resource_version: Option<&str>,
+) -> Result<Option<KafkaToolConfig>, Error> {
+    let Some(version) = resource_version else {
+        return Ok(api.get_opt(name).await?);
+    };
+    match api.get_with(name, &GetParams::at(version)).await {
+        Ok(object) => Ok(Some(object)),
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(None),
+        Err(error) => Err(error.into()),
+    }
 }
 
 /// Events on transitions only (a resync publishes nothing). Messages are the status messages,
