@@ -272,13 +272,13 @@ pub fn explain_entries(
                 key: provenance.key.clone(),
                 value: shown(winner),
                 layer: winner.layer,
-                source: winner.source.clone(),
+                source: winner.source.to_string(),
                 overridden: provenance
                     .overridden()
                     .iter()
                     .map(|c| ExplainOverride {
                         layer: c.layer,
-                        source: c.source.clone(),
+                        source: c.source.to_string(),
                         value: shown(c),
                     })
                     .collect(),

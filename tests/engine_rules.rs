@@ -143,7 +143,7 @@ fn later_config_file_wins() {
     let sources: Vec<String> = ev.views[&Role::Producer].keys["linger.ms"]
         .chain
         .iter()
-        .map(|c| c.source.clone())
+        .map(|c| c.source.to_string())
         .collect();
     assert_eq!(sources[0], "configFiles[1] second/client.properties:1");
     assert_eq!(sources[1], "configFiles[0] base/client.properties:2");
@@ -225,10 +225,10 @@ fn cluster_defaults_apply_in_ascending_priority_below_tool_defaults() {
         value(&ev, Role::Producer, "batch.size").as_deref(),
         Some("16384")
     );
-    let chain: Vec<&str> = ev.views[&Role::Producer].keys["batch.size"]
+    let chain: Vec<String> = ev.views[&Role::Producer].keys["batch.size"]
         .chain
         .iter()
-        .map(|c| c.source.as_str())
+        .map(|c| c.source.to_string())
         .collect();
     assert_eq!(chain[1], "GlobalClientDefaults high defaults.producer");
     assert_eq!(chain[2], "GlobalClientDefaults low defaults.producer");

@@ -1,13 +1,14 @@
 //! The pipeline: sources → layers → references → checks → render. Pure: everything it needs is in
 //! the [`Request`]; the operator and the CLI differ only in how they fill it.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::args;
 use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::catalogue::tools::{Applied, OnlyWhen, Tool, ToolCatalogue, ToolOption};
 use crate::engine::globals::{self, GlobalDefaults, role_entries};
-use crate::engine::layers::{Contribution, Layer, Provenance, SecretOrigin};
+use crate::engine::layers::{Contribution, KeyMap, Layer, Provenance, SecretOrigin, Source};
 use crate::engine::outcome::{Problem, Reason, Shadowed, Warning};
 use crate::engine::reference::{self, Bindings, Mode, ReferenceError};
 use crate::engine::render::{self, Rendered};
@@ -35,7 +36,7 @@ pub struct Request<'a> {
 /// One role's merged configuration: every key with its provenance chain.
 #[derive(Debug, Clone, Default)]
 pub struct RoleView {
-    pub keys: BTreeMap<String, Provenance>,
+    pub keys: KeyMap,
     /// Provider names declared by the merged `config.providers`.
     pub providers: BTreeSet<String>,
 }
@@ -44,11 +45,7 @@ impl RoleView {
     /// The value written to the file: the highest contribution that is not a Legacy forced value
     /// (the tool applies those itself).
     pub fn file_value(&self, key: &str) -> Option<&Contribution> {
-        self.keys.get(key).and_then(|p| {
-            p.chain
-                .iter()
-                .find(|c| c.layer != Layer::ForcedByTool && c.layer != Layer::KafkaDefaults)
-        })
+        self.keys.get(key).and_then(file_contribution)
     }
 
     /// The value the tool ends up with.
@@ -62,9 +59,16 @@ impl RoleView {
     /// Keys written to the file, with the contribution that wins there.
     pub fn file_entries(&self) -> impl Iterator<Item = (&str, &Contribution)> {
         self.keys
-            .keys()
-            .filter_map(|k| self.file_value(k).map(|c| (k.as_str(), c)))
+            .values()
+            .filter_map(|p| file_contribution(p).map(|c| (p.key.as_str(), c)))
     }
+}
+
+fn file_contribution(provenance: &Provenance) -> Option<&Contribution> {
+    provenance
+        .chain
+        .iter()
+        .find(|c| c.layer != Layer::ForcedByTool && c.layer != Layer::KafkaDefaults)
 }
 
 /// The result of evaluating one KafkaToolConfig.
@@ -105,8 +109,9 @@ impl Evaluation {
 struct Raw<'a> {
     key: &'a str,
     layer: Layer,
-    source: String,
-    text: String,
+    source: Source,
+    /// Borrowed from the loaded files for their values.
+    text: Cow<'a, str>,
     file_secret: Option<(&'a str, &'a str)>,
     /// Set for values an option contributes only under a condition (`onlyWhen`).
     only_when: Option<&'a OnlyWhen>,
@@ -324,7 +329,7 @@ fn collect<'a>(
     tool: &'a Tool,
     spec: &'a ToolConfigSpec,
     role: Role,
-    files: &'a [LoadedFile],
+    files: &'a [LoadedFile<'_>],
     applied: &[&'a GlobalDefaults],
     problems: &mut Vec<Problem>,
 ) -> Vec<Raw<'a>> {
@@ -335,8 +340,8 @@ fn collect<'a>(
         raws.push(Raw {
             key,
             layer,
-            source,
-            text,
+            source: source.into(),
+            text: Cow::Owned(text),
             file_secret: None,
             only_when: None,
         })
@@ -347,8 +352,8 @@ fn collect<'a>(
             raws.push(Raw {
                 key: &option.key,
                 layer,
-                source,
-                text,
+                source: source.into(),
+                text: Cow::Owned(text),
                 file_secret: None,
                 only_when: option.only_when.as_ref(),
             })
@@ -417,13 +422,13 @@ fn collect<'a>(
         if file_role.is_some_and(|r| r != role) {
             continue;
         }
-        let prefix = file.source_prefix();
+        let file_label = file.source_file();
         for entry in &file.entries {
             raws.push(Raw {
                 key: &entry.key,
                 layer: Layer::ConfigFiles,
-                source: sources::line_label(&prefix, entry.line),
-                text: entry.value.clone(),
+                source: Source::line(&file_label, entry.line),
+                text: Cow::Borrowed(&entry.value),
                 file_secret: (file.kind == SourceKind::Secret)
                     .then_some((file.object.as_str(), file.key.as_str())),
                 only_when: None,
@@ -488,7 +493,7 @@ fn collect<'a>(
                     .iter()
                     .rev()
                     .find(|r| r.key == condition.key && r.only_when.is_none());
-                condition.holds(value.map(|r| r.text.as_str()))
+                condition.holds(value.map(|r| &*r.text))
             })
         })
         .collect();
@@ -513,8 +518,8 @@ fn push_globals<'a>(
             raws.push(Raw {
                 key,
                 layer,
-                source: format!("GlobalClientDefaults {} {field}.{section}", global.name),
-                text: value.to_text(),
+                source: format!("GlobalClientDefaults {} {field}.{section}", global.name).into(),
+                text: Cow::Owned(value.to_text()),
                 file_secret: None,
                 only_when: None,
             });
@@ -541,21 +546,22 @@ fn resolve(
     let mut keys_in_order: Vec<(&str, usize)> = Vec::with_capacity(raws.len());
     let mut contributions: Vec<Option<Contribution>> = Vec::with_capacity(raws.len());
     for raw in raws {
-        let resolved = match reference::resolve_owned(raw.text, bindings, &providers, mode) {
-            Ok(resolved) => resolved,
-            Err(error) => {
-                let reason = match error {
-                    ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
-                    ReferenceError::Unterminated { .. } => Reason::ParseError,
-                };
-                problems.push(Problem::new(
-                    reason,
-                    raw.source.clone(),
-                    format!("{}: {error}", raw.key),
-                ));
-                continue;
-            }
-        };
+        let resolved =
+            match reference::resolve_owned(raw.text.into_owned(), bindings, &providers, mode) {
+                Ok(resolved) => resolved,
+                Err(error) => {
+                    let reason = match error {
+                        ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
+                        ReferenceError::Unterminated { .. } => Reason::ParseError,
+                    };
+                    problems.push(Problem::new(
+                        reason,
+                        raw.source.to_string(),
+                        format!("{}: {error}", raw.key),
+                    ));
+                    continue;
+                }
+            };
         let secret = match raw.file_secret {
             Some((secret, file_key)) => Some(SecretOrigin::File {
                 secret: secret.to_string(),
@@ -592,27 +598,24 @@ fn resolve(
             }),
         }
     }
-    let mut keys: BTreeMap<String, Provenance> = grouped
-        .into_iter()
-        .map(|mut provenance| {
-            provenance.chain.reverse();
-            (provenance.key.clone(), provenance)
-        })
-        .collect();
+    for provenance in &mut grouped {
+        provenance.chain.reverse();
+    }
+    let mut keys = KeyMap::from_sorted(grouped);
     add_kafka_defaults(role, &mut keys);
     RoleView { keys, providers }
 }
 
 /// Layer 0 for `explain`: Kafka's default for every key that is set.
-fn add_kafka_defaults(role: Role, keys: &mut BTreeMap<String, Provenance>) {
+fn add_kafka_defaults(role: Role, keys: &mut KeyMap) {
     let catalogue = ConfigCatalogue::get();
-    for (key, provenance) in keys.iter_mut() {
+    for (key, chain) in keys.chains_mut() {
         if let Some(def) = catalogue.key(role, key)
             && let Some(default) = &def.default
         {
-            provenance.chain.push(Contribution::new(
+            chain.push(Contribution::new(
                 Layer::KafkaDefaults,
-                "Kafka default",
+                Source::fixed("Kafka default"),
                 default.clone(),
             ));
         }
@@ -634,11 +637,11 @@ fn check_override_policy(
             .values()
             .filter(|p| !policy.allows(&p.key))
             .filter_map(|p| {
-                let sources: Vec<&str> = p
+                let sources: Vec<String> = p
                     .chain
                     .iter()
                     .filter(|c| c.layer.is_user_layer())
-                    .map(|c| c.source.as_str())
+                    .map(|c| c.source.to_string())
                     .collect();
                 (!sources.is_empty()).then(|| format!("{} ({})", p.key, sources.join(", ")))
             })
@@ -807,7 +810,7 @@ fn choose_one_connection(
             continue;
         }
         for (role, view) in views.iter_mut() {
-            let present: Vec<(&ToolOption, Layer, String)> = options
+            let present: Vec<(&ToolOption, Layer, Source)> = options
                 .iter()
                 .filter(|o| o.feeds(*role, tool))
                 .filter_map(|o| {
@@ -892,13 +895,7 @@ fn declare_deferred_providers(view: &mut RoleView) {
 }
 
 fn add_operator_value(view: &mut RoleView, key: &str, value: &str, source: &str) {
-    let provenance = view
-        .keys
-        .entry(key.to_string())
-        .or_insert_with(|| Provenance {
-            key: key.to_string(),
-            chain: Vec::new(),
-        });
+    let provenance = view.keys.get_or_insert(key);
     let at = provenance
         .chain
         .iter()

@@ -1,6 +1,7 @@
 //! The layers of DESIGN section 3 and the provenance of every key.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -70,18 +71,150 @@ pub enum SecretOrigin {
     },
 }
 
+/// Where a value came from, for people: `args.topic`, `properties.producer`, or a file line
+/// `configFiles[0] base-client/client.properties:2`. A file's lines share one label and keep only
+/// their number, so the text is built when someone reads it (a large file costs no label per key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    label: Label,
+    line: Option<u32>,
+}
+
+#[derive(Debug, Clone)]
+enum Label {
+    Fixed(&'static str),
+    Shared(Arc<str>),
+}
+
+impl Label {
+    fn as_str(&self) -> &str {
+        match self {
+            Label::Fixed(text) => text,
+            Label::Shared(text) => text,
+        }
+    }
+}
+
+impl PartialEq for Label {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Label {}
+
+impl Source {
+    /// A label known at compile time (`Kafka default`): no allocation.
+    pub const fn fixed(label: &'static str) -> Self {
+        Self {
+            label: Label::Fixed(label),
+            line: None,
+        }
+    }
+
+    /// Line `line` of the file labelled `file` (`configFiles[0] base-client/client.properties`).
+    pub fn line(file: &Arc<str>, line: u32) -> Self {
+        Self {
+            label: Label::Shared(Arc::clone(file)),
+            line: Some(line),
+        }
+    }
+
+    /// Appends the text to `out` without formatting machinery (it runs for every key of a file
+    /// that the catalogue does not know).
+    pub fn push_to(&self, out: &mut String) {
+        out.push_str(self.label.as_str());
+        if let Some(line) = self.line {
+            out.push(':');
+            push_decimal(out, line);
+        }
+    }
+
+    /// The length of the text.
+    pub fn text_len(&self) -> usize {
+        self.label.as_str().len() + self.line.map_or(0, |n| 1 + decimal_len(n))
+    }
+}
+
+fn decimal_len(mut n: u32) -> usize {
+    let mut len = 1;
+    while n >= 10 {
+        n /= 10;
+        len += 1;
+    }
+    len
+}
+
+fn push_decimal(out: &mut String, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label.as_str())?;
+        match self.line {
+            Some(line) => write!(f, ":{line}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl From<String> for Source {
+    fn from(label: String) -> Self {
+        Self {
+            label: Label::Shared(label.into()),
+            line: None,
+        }
+    }
+}
+
+impl From<&str> for Source {
+    fn from(label: &str) -> Self {
+        Self {
+            label: Label::Shared(label.into()),
+            line: None,
+        }
+    }
+}
+
+impl PartialEq<str> for Source {
+    fn eq(&self, other: &str) -> bool {
+        match self.line {
+            None => self.label.as_str() == other,
+            Some(_) => self.to_string() == other,
+        }
+    }
+}
+
+impl PartialEq<&str> for Source {
+    fn eq(&self, other: &&str) -> bool {
+        *self == **other
+    }
+}
+
 /// One layer's value for a key. `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Contribution {
     pub layer: Layer,
     /// Human-readable origin: `configFiles[0] base-client/client.properties:2`, `args.topic`, …
-    pub source: String,
+    pub source: Source,
     pub value: String,
     pub secret: Option<SecretOrigin>,
 }
 
 impl Contribution {
-    pub fn new(layer: Layer, source: impl Into<String>, value: impl Into<String>) -> Self {
+    pub fn new(layer: Layer, source: impl Into<Source>, value: impl Into<String>) -> Self {
         Self {
             layer,
             source: source.into(),
@@ -98,7 +231,9 @@ impl Contribution {
     /// visible), else the layer.
     pub fn shadow_label(&self) -> String {
         match self.layer {
-            Layer::ConfigFiles | Layer::ClusterDefaults | Layer::Enforced => self.source.clone(),
+            Layer::ConfigFiles | Layer::ClusterDefaults | Layer::Enforced => {
+                self.source.to_string()
+            }
             _ => self.layer.as_str().to_string(),
         }
     }
@@ -119,5 +254,141 @@ impl Provenance {
 
     pub fn overridden(&self) -> &[Contribution] {
         &self.chain[1..]
+    }
+}
+
+/// A role's keys, each with its provenance, sorted by key. Built in one go from sorted chains and
+/// searched by bisection: a large file costs one vector instead of a tree node and a second copy
+/// of the key per entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyMap {
+    entries: Vec<Provenance>,
+}
+
+impl KeyMap {
+    /// `entries` sorted by key, no key twice (what grouping sorted contributions gives).
+    pub fn from_sorted(entries: Vec<Provenance>) -> Self {
+        debug_assert!(entries.windows(2).all(|w| w[0].key < w[1].key));
+        Self { entries }
+    }
+
+    fn position(&self, key: &str) -> Result<usize, usize> {
+        self.entries.binary_search_by(|p| p.key.as_str().cmp(key))
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Provenance> {
+        self.position(key).ok().map(|at| &self.entries[at])
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.position(key).is_ok()
+    }
+
+    pub fn remove(&mut self, key: &str) -> Option<Provenance> {
+        self.position(key).ok().map(|at| self.entries.remove(at))
+    }
+
+    /// The key's provenance, created with an empty chain when the key is new.
+    pub fn get_or_insert(&mut self, key: &str) -> &mut Provenance {
+        let at = match self.position(key) {
+            Ok(at) => at,
+            Err(at) => {
+                self.entries.insert(
+                    at,
+                    Provenance {
+                        key: key.to_string(),
+                        chain: Vec::new(),
+                    },
+                );
+                at
+            }
+        };
+        &mut self.entries[at]
+    }
+
+    /// In key order.
+    pub fn values(&self) -> std::slice::Iter<'_, Provenance> {
+        self.entries.iter()
+    }
+
+    /// In key order; the keys themselves stay as they are.
+    pub fn chains_mut(&mut self) -> impl Iterator<Item = (&str, &mut Vec<Contribution>)> {
+        self.entries
+            .iter_mut()
+            .map(|p| (p.key.as_str(), &mut p.chain))
+    }
+
+    /// `(key, provenance)` in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Provenance)> {
+        self.entries.iter().map(|p| (p.key.as_str(), p))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|p| p.key.as_str())
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl std::ops::Index<&str> for KeyMap {
+    type Output = Provenance;
+
+    /// Panics when the key is absent, as a map's index does (tests read known keys this way).
+    fn index(&self, key: &str) -> &Provenance {
+        match self.get(key) {
+            Some(provenance) => provenance,
+            None => panic!("no key {key:?}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::{Contribution, KeyMap, Layer, Source};
+
+    #[test]
+    fn a_key_map_finds_inserts_and_removes_in_key_order() {
+        let mut map = KeyMap::default();
+        for key in ["b", "a", "c", "a"] {
+            map.get_or_insert(key).chain.push(Contribution::new(
+                Layer::Properties,
+                "properties.common",
+                key,
+            ));
+        }
+        assert_eq!(map.keys().collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(map["a"].chain.len(), 2);
+        assert!(map.contains_key("b") && map.get("d").is_none());
+        assert_eq!(map.remove("b").map(|p| p.key), Some("b".to_string()));
+        assert_eq!(map.keys().collect::<Vec<_>>(), ["a", "c"]);
+        assert_eq!(map.len(), 2);
+    }
+
+    #[test]
+    fn a_file_line_reads_as_its_file_and_decimal_line() {
+        let file: Arc<str> = "configFiles[0] a/b.properties".into();
+        for (line, text) in [
+            (0, "configFiles[0] a/b.properties:0"),
+            (7, "configFiles[0] a/b.properties:7"),
+            (4_294_967_295, "configFiles[0] a/b.properties:4294967295"),
+        ] {
+            let source = Source::line(&file, line);
+            let mut pushed = String::new();
+            source.push_to(&mut pushed);
+            assert_eq!(pushed, text);
+            assert_eq!(source.to_string(), text);
+            assert_eq!(source.text_len(), text.len());
+            assert!(source == text);
+        }
+        assert_eq!(Source::from("args.topic").to_string(), "args.topic");
+        assert_eq!(Source::from("args.topic").text_len(), 10);
     }
 }

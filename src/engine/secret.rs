@@ -13,12 +13,13 @@
 //! is moved into a type not listed here, serde's and the Kubernetes client's own buffers) are not:
 //! zeroising is a best effort that shortens how long a secret lingers, not a guarantee.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use zeroize::Zeroize;
 
 use crate::engine::layers::Contribution;
-use crate::engine::properties::Entry;
+use crate::engine::properties::{CowEntry, Entry};
 use crate::engine::reference::{Binding, Resolved};
 use crate::engine::render::Rendered;
 use crate::engine::sensitive::REDACTED;
@@ -76,7 +77,17 @@ impl fmt::Debug for Entry {
     }
 }
 
-impl fmt::Debug for LoadedFile {
+impl fmt::Debug for CowEntry<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CowEntry")
+            .field("key", &self.key)
+            .field("value", &Redacted)
+            .field("line", &self.line)
+            .finish()
+    }
+}
+
+impl fmt::Debug for LoadedFile<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LoadedFile")
             .field("index", &self.index)
@@ -88,11 +99,14 @@ impl fmt::Debug for LoadedFile {
     }
 }
 
-impl Drop for LoadedFile {
+impl Drop for LoadedFile<'_> {
     fn drop(&mut self) {
         if self.kind == SourceKind::Secret {
             for entry in &mut self.entries {
-                entry.value.zeroize();
+                // A borrowed value is the Secret's own data (zeroed with it); a decoded one is a copy.
+                if let Cow::Owned(value) = &mut entry.value {
+                    value.zeroize();
+                }
             }
         }
     }
@@ -233,13 +247,8 @@ mod tests {
     fn loaded_files_and_entries_debug_hides_values() {
         let spec = secret_spec("Secret");
         let (mut problems, mut warnings) = (Vec::new(), Vec::new());
-        let files = load_files(
-            &spec,
-            "team-a",
-            &secret_sources(),
-            &mut problems,
-            &mut warnings,
-        );
+        let sources = secret_sources();
+        let files = load_files(&spec, "team-a", &sources, &mut problems, &mut warnings);
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(files[0].entries[0].value, CANARY, "positive control");
         assert_hidden("Entry", &files[0].entries[0]);

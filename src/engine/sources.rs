@@ -2,6 +2,7 @@
 //! Secrets of the config's own namespace.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::properties;
@@ -173,56 +174,32 @@ fn fetch<'s>(
 }
 
 /// A parsed configuration file. `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
+/// Keys and values without escapes are borrowed from the source's bytes.
 #[derive(Clone)]
-pub struct LoadedFile {
+pub struct LoadedFile<'s> {
     pub index: usize,
     pub kind: SourceKind,
     pub object: String,
     pub key: String,
-    pub entries: Vec<properties::Entry>,
+    pub entries: Vec<properties::CowEntry<'s>>,
 }
 
-impl LoadedFile {
-    /// `configFiles[0] base-client/client.properties:2`
-    /// `configFiles[i] object/key:` — the label of every entry but its line number.
-    pub fn source_prefix(&self) -> String {
-        format!("configFiles[{}] {}/{}:", self.index, self.object, self.key)
+impl LoadedFile<'_> {
+    /// `configFiles[0] base-client/client.properties`: the label every entry's [`Source`] shares.
+    pub fn source_file(&self) -> Arc<str> {
+        format!("configFiles[{}] {}/{}", self.index, self.object, self.key).into()
     }
-
-    pub fn source_label(&self, line: u32) -> String {
-        line_label(&self.source_prefix(), line)
-    }
-}
-
-/// `prefix` followed by the line number; one allocation, no formatting machinery (it runs once
-/// per key of every file).
-pub fn line_label(prefix: &str, line: u32) -> String {
-    let mut digits = [0u8; 10];
-    let mut at = digits.len();
-    let mut rest = line;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    let mut label = String::with_capacity(prefix.len() + digits.len() - at);
-    label.push_str(prefix);
-    label.extend(digits[at..].iter().map(|&d| char::from(d)));
-    label
 }
 
 /// Loads every `spec.configFiles` entry; problems are collected, not short-circuited, so one
 /// status names every missing source at once.
-pub fn load_files(
+pub fn load_files<'s>(
     spec: &ToolConfigSpec,
     namespace: &str,
-    sources: &dyn Sources,
+    sources: &'s dyn Sources,
     problems: &mut Vec<Problem>,
     warnings: &mut Vec<Warning>,
-) -> Vec<LoadedFile> {
+) -> Vec<LoadedFile<'s>> {
     let mut files = Vec::new();
     for (index, file) in spec.config_files.iter().enumerate() {
         let (kind, key_ref, field) = match (&file.config_map_key_ref, &file.secret_key_ref) {
@@ -267,7 +244,7 @@ pub fn load_files(
                 ),
             });
         }
-        match properties::load(bytes) {
+        match properties::load_borrowed(bytes) {
             Ok(entries) => files.push(LoadedFile {
                 index,
                 kind,
@@ -381,16 +358,4 @@ pub fn bindings(
         bindings.env.insert(env.name.clone(), binding);
     }
     bindings
-}
-
-#[cfg(test)]
-mod tests {
-    use super::line_label;
-
-    #[test]
-    fn line_labels_append_the_decimal_line() {
-        assert_eq!(line_label("f:", 0), "f:0");
-        assert_eq!(line_label("f:", 7), "f:7");
-        assert_eq!(line_label("a/b:", 4_294_967_295), "a/b:4294967295");
-    }
 }

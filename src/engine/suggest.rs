@@ -26,20 +26,21 @@ type Histogram = [u8; 64];
 
 impl<'a> Candidates<'a> {
     pub fn new(candidates: impl IntoIterator<Item = &'a str>) -> Self {
-        Self {
-            entries: candidates
-                .into_iter()
-                .map(|text| {
-                    let histogram = histogram(text.chars());
-                    Candidate {
-                        text,
-                        chars: text.chars().count(),
-                        present: present(&histogram),
-                        histogram,
-                    }
-                })
-                .collect(),
-        }
+        let mut entries: Vec<Candidate<'a>> = candidates
+            .into_iter()
+            .map(|text| {
+                let histogram = histogram(text.chars());
+                Candidate {
+                    text,
+                    chars: text.chars().count(),
+                    present: present(&histogram),
+                    histogram,
+                }
+            })
+            .collect();
+        // By length, so a query only visits the candidates whose length is within its bound.
+        entries.sort_by_key(|c| c.chars);
+        Self { entries }
     }
 
     /// The closest candidate within a typo's distance; ties go to the smaller text.
@@ -50,7 +51,15 @@ impl<'a> Candidates<'a> {
         let wanted_present = present(&wanted);
         let mut best: Option<(usize, &'a str)> = None;
         let mut row = Vec::new();
-        for candidate in &self.entries {
+        // The result is the least (distance, text) within the limit whatever the order the
+        // candidates are visited in; only those of a length within the limit can be it.
+        let from = self
+            .entries
+            .partition_point(|c| c.chars + limit < input.len());
+        for candidate in &self.entries[from..] {
+            if candidate.chars > input.len() + limit {
+                break;
+            }
             let bound = best.map_or(limit, |(d, _)| d);
             if input.len().abs_diff(candidate.chars) > bound {
                 continue;

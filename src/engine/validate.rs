@@ -78,7 +78,7 @@ pub fn check_role(
                 };
                 // Built by hand, sized exactly (one allocation): this runs for every custom key
                 // of large configs.
-                let source = contribution.source.as_str();
+                let source = &contribution.source;
                 let tail = match suggestion {
                     Some(s) => "did you mean ?".len() + s.len(),
                     None => {
@@ -87,11 +87,11 @@ pub fn check_role(
                     }
                 };
                 let mut message = String::with_capacity(
-                    key.len() + " (from ".len() + source.len() + "): ".len() + tail,
+                    key.len() + " (from ".len() + source.text_len() + "): ".len() + tail,
                 );
                 message.push_str(key);
                 message.push_str(" (from ");
-                message.push_str(source);
+                source.push_to(&mut message);
                 message.push_str("): ");
                 match suggestion {
                     Some(s) => {
@@ -137,7 +137,7 @@ pub fn check_role(
             };
             problems.push(Problem::new(
                 Reason::InvalidValue,
-                contribution.source.clone(),
+                contribution.source.to_string(),
                 format!("{key}={shown} is not valid for the {role} client: {why}"),
             ));
         }
@@ -680,7 +680,7 @@ fn check_group_protocol(view: &RoleView, problems: &mut Vec<Problem>) {
             if let Some(contribution) = view.effective_value(key) {
                 problems.push(Problem::new(
                     Reason::InvalidValue,
-                    contribution.source.clone(),
+                    contribution.source.to_string(),
                     format!("{key} cannot be set when group.protocol={protocol}: the consumer refuses to start"),
                 ));
             }
