@@ -10,6 +10,7 @@ use crate::engine::catalogue::tools::{Applied, OnlyWhen, Tool, ToolCatalogue, To
 use crate::engine::globals::{self, GlobalDefaults, role_entries};
 use crate::engine::layers::{Contribution, KeyMap, Layer, Provenance, SecretOrigin, Source};
 use crate::engine::outcome::{Problem, Reason, Shadowed, Warning};
+use crate::engine::properties::CowEntry;
 use crate::engine::reference::{self, Bindings, Mode, ReferenceError};
 use crate::engine::render::{self, Rendered};
 use crate::engine::sensitive;
@@ -144,7 +145,7 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
     check_sections(tool, req.spec, &ev.roles, &mut ev.problems);
     args::check_args(tool, req.spec, &mut ev.problems);
 
-    let files = sources::load_files(
+    let mut files = sources::load_files(
         req.spec,
         req.namespace,
         req.sources,
@@ -182,8 +183,17 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
         ReferenceMode::Strict => Mode::Strict,
         ReferenceMode::Lenient => Mode::Lenient,
     };
-    for &role in &ev.roles {
-        let raws = collect(tool, req.spec, role, &files, &applied, &mut ev.problems);
+    for (at, &role) in ev.roles.iter().enumerate() {
+        // The last role to read the files takes their values instead of copying them.
+        let take_values = at + 1 == ev.roles.len();
+        let raws = collect(
+            tool,
+            req.spec,
+            role,
+            (&mut files, take_values),
+            &applied,
+            &mut ev.problems,
+        );
         let view = resolve(role, raws, &bindings, mode, &mut ev.source_problems);
         ev.views.insert(role, view);
     }
@@ -329,7 +339,7 @@ fn collect<'a>(
     tool: &'a Tool,
     spec: &'a ToolConfigSpec,
     role: Role,
-    files: &'a [LoadedFile<'_>],
+    (files, take_values): (&'a mut [LoadedFile<'_>], bool),
     applied: &[&'a GlobalDefaults],
     problems: &mut Vec<Problem>,
 ) -> Vec<Raw<'a>> {
@@ -417,20 +427,32 @@ fn collect<'a>(
         );
     }
 
-    for file in files {
+    for file in files.iter_mut() {
         let file_role = spec.config_files.get(file.index).and_then(|f| f.role);
         if file_role.is_some_and(|r| r != role) {
             continue;
         }
         let file_label = file.source_file();
-        for entry in &file.entries {
+        let LoadedFile {
+            kind,
+            object,
+            key: file_key,
+            entries,
+            ..
+        } = file;
+        let file_secret = (*kind == SourceKind::Secret).then_some((&**object, &**file_key));
+        for CowEntry { key, value, line } in entries.iter_mut() {
+            let text = if take_values {
+                std::mem::take(value)
+            } else {
+                Cow::Borrowed(&**value)
+            };
             raws.push(Raw {
-                key: &entry.key,
+                key,
                 layer: Layer::ConfigFiles,
-                source: Source::line(&file_label, entry.line),
-                text: Cow::Borrowed(&entry.value),
-                file_secret: (file.kind == SourceKind::Secret)
-                    .then_some((file.object.as_str(), file.key.as_str())),
+                source: Source::line(&file_label, *line),
+                text,
+                file_secret,
                 only_when: None,
             });
         }
@@ -563,12 +585,14 @@ fn resolve(
                 }
             };
         let secret = match raw.file_secret {
-            Some((secret, file_key)) => Some(SecretOrigin::File {
+            Some((secret, file_key)) => Some(Box::new(SecretOrigin::File {
                 secret: secret.to_string(),
                 file_key: file_key.to_string(),
                 property: raw.key.to_string(),
-            }),
-            None if resolved.is_secret() => Some(SecretOrigin::Parts(resolved.secret_parts)),
+            })),
+            None if resolved.is_secret() => {
+                Some(Box::new(SecretOrigin::Parts(resolved.secret_parts)))
+            }
             None => None,
         };
         let contribution = Contribution {
@@ -849,7 +873,7 @@ fn choose_one_connection(
 fn declare_deferred_providers(view: &mut RoleView) {
     let (mut dir, mut file) = (false, false);
     for (_, contribution) in view.file_entries() {
-        match &contribution.secret {
+        match contribution.secret.as_deref() {
             Some(SecretOrigin::Parts(_)) => dir = true,
             Some(SecretOrigin::File { .. }) => file = true,
             None => {}

@@ -192,7 +192,12 @@ impl PartialEq<str> for Source {
     fn eq(&self, other: &str) -> bool {
         match self.line {
             None => self.label.as_str() == other,
-            Some(_) => self.to_string() == other,
+            Some(line) => other
+                .strip_prefix(self.label.as_str())
+                .and_then(|rest| rest.strip_prefix(':'))
+                .is_some_and(|digits| {
+                    digits.len() == decimal_len(line) && digits.parse::<u32>() == Ok(line)
+                }),
         }
     }
 }
@@ -210,7 +215,8 @@ pub struct Contribution {
     /// Human-readable origin: `configFiles[0] base-client/client.properties:2`, `args.topic`, …
     pub source: Source,
     pub value: String,
-    pub secret: Option<SecretOrigin>,
+    /// Boxed: almost no value has one, and a smaller contribution is cheaper to move.
+    pub secret: Option<Box<SecretOrigin>>,
 }
 
 impl Contribution {
@@ -387,6 +393,9 @@ mod tests {
             assert_eq!(source.to_string(), text);
             assert_eq!(source.text_len(), text.len());
             assert!(source == text);
+            assert!(
+                source != format!("{text}0").as_str() && source != "configFiles[0] a/b.properties"
+            );
         }
         assert_eq!(Source::from("args.topic").to_string(), "args.topic");
         assert_eq!(Source::from("args.topic").text_len(), 10);

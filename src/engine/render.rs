@@ -275,7 +275,7 @@ fn defer(
     contribution: &Contribution,
     mount_path: &str,
 ) -> Option<(String, Vec<(String, String)>, bool, bool)> {
-    match contribution.secret.as_ref()? {
+    match contribution.secret.as_deref()? {
         SecretOrigin::File {
             secret,
             file_key,

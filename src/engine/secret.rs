@@ -282,11 +282,11 @@ mod tests {
     fn contribution_debug_hides_values() {
         let mut contribution = Contribution::new(Layer::Properties, "properties.producer", CANARY);
         assert_hidden("Contribution", &contribution);
-        contribution.secret = Some(SecretOrigin::File {
+        contribution.secret = Some(Box::new(SecretOrigin::File {
             secret: "kafka-sasl".into(),
             file_key: "sasl.properties".into(),
             property: "ssl.key.password".into(),
-        });
+        }));
         assert_hidden("secret Contribution", &contribution);
         assert!(format!("{contribution:?}").contains("properties.producer"));
     }

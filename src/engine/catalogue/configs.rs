@@ -156,10 +156,12 @@ pub struct ConfigSet {
     table: OnceLock<KeyTable>,
 }
 
-/// Open addressing over the set's keys (linear probing, at most half full).
+/// Open addressing over the set's keys (linear probing, at most half full). Each slot keeps its
+/// key's full hash, so a probe past another key compares two integers instead of reading that
+/// key's name (most lookups are of keys the catalogue does not have: custom and plugin keys).
 #[derive(Debug)]
 struct KeyTable {
-    slots: Vec<Option<&'static ConfigKey>>,
+    slots: Vec<Option<(u64, &'static ConfigKey)>>,
     mask: usize,
 }
 
@@ -169,21 +171,25 @@ impl KeyTable {
         let mask = capacity - 1;
         let mut slots = vec![None; capacity];
         for key in keys {
-            let mut at = key_hash(&key.name) as usize & mask;
+            let hash = key_hash(&key.name);
+            let mut at = hash as usize & mask;
             while slots[at].is_some() {
                 at = (at + 1) & mask;
             }
-            slots[at] = Some(key);
+            slots[at] = Some((hash, key));
         }
         Self { slots, mask }
     }
 
     fn get(&self, name: &str) -> Option<&'static ConfigKey> {
-        let mut at = key_hash(name) as usize & self.mask;
+        let hash = key_hash(name);
+        let mut at = hash as usize & self.mask;
         loop {
             match self.slots.get(at).copied().flatten() {
                 None => return None,
-                Some(key) if key.name == name => return Some(key),
+                Some((slot_hash, key)) if slot_hash == hash && key.name == name => {
+                    return Some(key);
+                }
                 Some(_) => at = (at + 1) & self.mask,
             }
         }
@@ -292,5 +298,28 @@ impl ConfigCatalogue {
 
     pub fn key(&'static self, role: Role, key: &str) -> Option<&'static ConfigKey> {
         self.set_for(role).and_then(|set| set.get(key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ConfigCatalogue;
+
+    #[test]
+    fn the_hash_table_finds_exactly_the_keys_of_each_set() {
+        let catalogue = ConfigCatalogue::get();
+        for set in catalogue.sets.values() {
+            for (name, key) in &set.keys {
+                assert!(std::ptr::eq(set.get(name).expect(name), key), "{name}");
+                for unknown in [
+                    format!("{name}x"),
+                    format!("x{name}"),
+                    name[1..].to_string(),
+                ] {
+                    assert_eq!(set.get(&unknown).is_some(), set.keys.contains_key(&unknown));
+                }
+            }
+            assert!(set.get("").is_none() && set.get("custom.interceptor.setting.7").is_none());
+        }
     }
 }
