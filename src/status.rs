@@ -121,6 +121,220 @@ pub struct KafkaToolConfigStatus {
     /// What the last evaluation read (set by the operator, not by `validate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<InputsStatus>,
+    /// Not part of the API (never serialized): in the operator's cache, what the next status is
+    /// built from in place of the parts [`KafkaToolConfigStatus::cached`] drops.
+    #[serde(skip)]
+    pub kept: Option<Box<Kept>>,
+}
+
+/// What the operator's cache keeps of a status besides its projection: enough to build the next
+/// status exactly (history, the conditions' transition times) and to tell whether it differs
+/// from the stored one (a digest of the whole status) without reading the config again. About a
+/// hundred bytes plus the history, against about 1.7 KB for the whole status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    /// [`digest`] of the whole status as stored.
+    digest: Digest,
+    /// (type, status, lastTransitionTime) of every condition, in order.
+    transitions: Box<[Transition]>,
+    /// The Ready condition's reason and observed generation (its status is in `transitions`).
+    ready: Option<(Word, Option<i64>)>,
+    history: Box<[KeptEntry]>,
+    /// The output's file names: the status of an invalid config keeps the last output's.
+    output_keys: Box<[Word]>,
+}
+
+/// 128 bits of the SHA-256 of a status's JSON: equal digests mean equal statuses.
+pub type Digest = [u8; 16];
+
+/// The digest of a status as the operator serializes it (the same bytes for equal statuses).
+pub fn digest(status: &KafkaToolConfigStatus) -> Digest {
+    use sha2::Digest as _;
+    let bytes = serde_json::to_vec(status).unwrap_or_default();
+    let full = sha2::Sha256::digest(&bytes);
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&full[..16]);
+    out
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Transition {
+    type_: Word,
+    status: Word,
+    time: Time,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct KeptEntry {
+    revision: i64,
+    hash: ContentHash,
+    time: Time,
+    changed_keys: Box<[Word]>,
+    cause: Box<str>,
+}
+
+/// A short word that recurs across statuses (a condition type or status, a key name), stored
+/// once per process in [`WORDS`]. The first render of a config lists every key it wrote as
+/// changed: as strings, 20 key names were about 900 bytes per config in the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Word(u32);
+
+/// Every distinct [`Word`] seen, never shrinking: key names come from the Kafka catalogue and
+/// the configs' own keys, so they number in the hundreds to thousands.
+#[derive(Default)]
+struct Words {
+    ids: std::collections::HashMap<std::sync::Arc<str>, u32>,
+    texts: Vec<std::sync::Arc<str>>,
+}
+
+/// The first words, at fixed ids: checks of the Ready condition need no lock.
+const FIXED_WORDS: [&str; 6] = [READY, SOURCES_RESOLVED, VALID, "True", "False", "Unknown"];
+const WORD_READY: Word = Word(0);
+
+static WORDS: std::sync::LazyLock<std::sync::Mutex<Words>> = std::sync::LazyLock::new(|| {
+    let mut words = Words::default();
+    for text in FIXED_WORDS {
+        words.word(text);
+    }
+    std::sync::Mutex::new(words)
+});
+
+fn words() -> std::sync::MutexGuard<'static, Words> {
+    WORDS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Words {
+    fn word(&mut self, text: &str) -> Word {
+        if let Some(id) = self.ids.get(text) {
+            return Word(*id);
+        }
+        let id = u32::try_from(self.texts.len()).unwrap_or(u32::MAX);
+        let shared: std::sync::Arc<str> = text.into();
+        self.texts.push(shared.clone());
+        self.ids.insert(shared, id);
+        Word(id)
+    }
+
+    fn text(&self, word: Word) -> &str {
+        self.texts.get(word.0 as usize).map_or("", |t| t)
+    }
+}
+
+/// An RFC 3339 time as the operator writes it (whole seconds, `Z`) in 8 bytes; anything else
+/// as it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Time {
+    Seconds(i64),
+    Text(Box<str>),
+}
+
+impl Time {
+    fn new(text: &str) -> Self {
+        chrono::DateTime::parse_from_rfc3339(text)
+            .ok()
+            .map(|t| t.timestamp())
+            .filter(|secs| Time::format(*secs).as_deref() == Some(text))
+            .map_or_else(|| Time::Text(text.into()), Time::Seconds)
+    }
+
+    fn format(secs: i64) -> Option<String> {
+        chrono::DateTime::from_timestamp(secs, 0)
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Time::Seconds(secs) => Time::format(*secs).unwrap_or_default(),
+            Time::Text(text) => text.to_string(),
+        }
+    }
+}
+
+/// A content hash `sha256:<64 hex>` in 32 bytes; anything else as it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContentHash {
+    Sha256([u8; 32]),
+    Text(Box<str>),
+}
+
+impl ContentHash {
+    pub fn new(text: &str) -> Self {
+        let decoded = text.strip_prefix("sha256:").and_then(|hex| {
+            let bytes = hex.as_bytes();
+            if bytes.len() != 64 || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+                return None;
+            }
+            let mut out = [0u8; 32];
+            for (i, pair) in bytes.chunks(2).enumerate() {
+                let nibble = |b: u8| if b <= b'9' { b - b'0' } else { b - b'a' + 10 };
+                out[i] = nibble(pair[0]) << 4 | nibble(pair[1]);
+            }
+            Some(out)
+        });
+        decoded.map_or_else(|| ContentHash::Text(text.into()), ContentHash::Sha256)
+    }
+
+    pub fn is(&self, text: &str) -> bool {
+        match self {
+            ContentHash::Text(t) => &**t == text,
+            _ => *self == ContentHash::new(text),
+        }
+    }
+
+    pub fn text(&self) -> String {
+        match self {
+            ContentHash::Sha256(bytes) => {
+                let mut out = String::with_capacity(71);
+                out.push_str("sha256:");
+                for b in bytes {
+                    out.push_str(&format!("{b:02x}"));
+                }
+                out
+            }
+            ContentHash::Text(text) => text.to_string(),
+        }
+    }
+}
+
+impl Kept {
+    fn of(status: &KafkaToolConfigStatus) -> Self {
+        let digest = digest(status);
+        let mut words = words();
+        Kept {
+            digest,
+            transitions: status
+                .conditions
+                .iter()
+                .map(|c| Transition {
+                    type_: words.word(&c.type_),
+                    status: words.word(&c.status),
+                    time: Time::new(&c.last_transition_time),
+                })
+                .collect(),
+            ready: status
+                .condition(READY)
+                .map(|c| (words.word(&c.reason), c.observed_generation)),
+            history: status
+                .history
+                .iter()
+                .map(|h| KeptEntry {
+                    revision: h.revision,
+                    hash: ContentHash::new(&h.hash),
+                    time: Time::new(&h.time),
+                    changed_keys: h.changed_keys.iter().map(|k| words.word(k)).collect(),
+                    cause: h.cause.as_str().into(),
+                })
+                .collect(),
+            output_keys: status
+                .output
+                .iter()
+                .flat_map(|o| &o.keys)
+                .map(|k| words.word(k))
+                .collect(),
+        }
+    }
 }
 
 /// The versions of everything an evaluation read. With it, the operator proves from its watch
@@ -160,32 +374,93 @@ pub struct GlobalVersion {
 
 impl KafkaToolConfigStatus {
     /// The part of a status the operator's cache keeps: what proves a config unchanged without
-    /// a request (generation, Ready, hash, output, inputs) and what the reverse index, the ready
-    /// gauge and the own-write check read. Messages, history, warnings, shadowed keys and rollout
-    /// (most of a status: about 1.7 KB per config at N = 10,000) are not kept; a reconcile that
-    /// evaluates reads the config fresh from the API server.
+    /// a request (generation, Ready, hash, output, inputs), what the reverse index, the ready
+    /// gauge and the own-write check read, and in [`Kept`] what the next status is built from
+    /// (history, transition times, output keys) with a digest of the whole. Messages, warnings
+    /// and shadowed keys (most of a status: about 1.7 KB per config at N = 10,000) are not
+    /// kept: an evaluation builds them anew, and no reconcile reads the config again.
     pub fn cached(self) -> Self {
+        let kept = match self.kept {
+            Some(kept) => kept,
+            None => Box::new(Kept::of(&self)),
+        };
         Self {
+            kept: Some(kept),
             observed_generation: self.observed_generation,
-            conditions: self
-                .conditions
-                .into_iter()
-                .filter(|c| c.type_ == READY)
-                .map(|c| Condition {
-                    message: String::new(),
-                    last_transition_time: String::new(),
-                    ..c
-                })
-                .collect(),
+            conditions: Vec::new(),
             config_hash: self.config_hash,
             output: self.output.map(|o| OutputStatus {
                 keys: Vec::new(),
-                secret_mounts: Vec::new(),
                 ..o
             }),
+            rollout: self.rollout,
             inputs: self.inputs,
             ..Self::default()
         }
+    }
+
+    /// The previous status as far as [`build`] and [`record_history`] read it, rebuilt from a
+    /// cached projection: conditions with their transition times (messages empty; Ready keeps
+    /// its reason and observed generation), the history, hash, output, rollout, inputs. `None`
+    /// for a status that is not a projection.
+    pub fn rebuilt(&self) -> Option<Self> {
+        let kept = self.kept.as_deref()?;
+        let words = words();
+        let conditions = kept
+            .transitions
+            .iter()
+            .map(|t| {
+                let type_ = words.text(t.type_);
+                let ready = kept.ready.filter(|_| type_ == READY);
+                Condition {
+                    type_: type_.to_string(),
+                    status: words.text(t.status).to_string(),
+                    reason: ready
+                        .map(|(reason, _)| words.text(reason).to_string())
+                        .unwrap_or_default(),
+                    message: String::new(),
+                    observed_generation: ready.and_then(|(_, generation)| generation),
+                    last_transition_time: t.time.text(),
+                }
+            })
+            .collect();
+        let history = kept
+            .history
+            .iter()
+            .map(|h| HistoryEntry {
+                revision: h.revision,
+                hash: h.hash.text(),
+                time: h.time.text(),
+                changed_keys: h
+                    .changed_keys
+                    .iter()
+                    .map(|k| words.text(*k).to_string())
+                    .collect(),
+                cause: h.cause.to_string(),
+            })
+            .collect();
+        let output = self.output.as_ref().map(|o| OutputStatus {
+            keys: kept
+                .output_keys
+                .iter()
+                .map(|k| words.text(*k).to_string())
+                .collect(),
+            ..o.clone()
+        });
+        Some(Self {
+            conditions,
+            history,
+            output,
+            kept: None,
+            ..self.clone()
+        })
+    }
+
+    /// Whether `next` differs from the stored status this projection was made from.
+    pub fn differs_from_stored(&self, next: &KafkaToolConfigStatus) -> bool {
+        self.kept
+            .as_deref()
+            .is_none_or(|kept| kept.digest != digest(next))
     }
 
     pub fn condition(&self, type_: &str) -> Option<&Condition> {
@@ -193,7 +468,46 @@ impl KafkaToolConfigStatus {
     }
 
     pub fn is_ready(&self) -> bool {
-        self.condition(READY).is_some_and(|c| c.status == "True")
+        self.ready_status()
+            .is_some_and(|(status, _)| status == "True")
+    }
+
+    /// The Ready condition's status (`True`, `False`, `Unknown`; `""` for anything else) and
+    /// observed generation, of a whole status or of the cache's projection, without allocating
+    /// (the ready gauge asks for every config every 2 s).
+    pub fn ready_status(&self) -> Option<(&'static str, Option<i64>)> {
+        let fixed = |text: &str| {
+            FIXED_WORDS[3..]
+                .iter()
+                .find(|w| **w == text)
+                .copied()
+                .unwrap_or("")
+        };
+        if let Some(c) = self.condition(READY) {
+            return Some((fixed(&c.status), c.observed_generation));
+        }
+        let kept = self.kept.as_deref()?;
+        let (_, generation) = kept.ready?;
+        let status = kept
+            .transitions
+            .iter()
+            .find(|t| t.type_ == WORD_READY)?
+            .status;
+        let text = FIXED_WORDS
+            .get(status.0 as usize)
+            .filter(|_| (3..6).contains(&status.0))
+            .copied()
+            .unwrap_or("");
+        Some((text, generation))
+    }
+
+    /// Whether the status has any condition (also for the cache's projection).
+    pub fn has_conditions(&self) -> bool {
+        !self.conditions.is_empty()
+            || self
+                .kept
+                .as_ref()
+                .is_some_and(|k| !k.transitions.is_empty())
     }
 }
 
@@ -488,6 +802,7 @@ mod tests {
                     generation: Some(2),
                 }],
             }),
+            kept: None,
         }
     }
 
@@ -498,7 +813,8 @@ mod tests {
         assert_eq!(cached.observed_generation, full.observed_generation);
         assert_eq!(cached.config_hash, full.config_hash);
         assert_eq!(cached.inputs, full.inputs);
-        let ready = cached.condition(READY).expect("Ready is kept");
+        let rebuilt = cached.rebuilt().expect("a projection");
+        let ready = rebuilt.condition(READY).expect("Ready is kept");
         assert_eq!(
             (
                 ready.status.as_str(),
@@ -508,6 +824,9 @@ mod tests {
             ("True", "Rendered", Some(7))
         );
         assert!(cached.is_ready());
+        assert_eq!(cached.ready_status(), Some(("True", Some(7))));
+        assert_eq!(full.ready_status(), Some(("True", Some(7))));
+        assert!(cached.has_conditions());
         let output = cached.output.as_ref().expect("the output is kept");
         assert_eq!(
             (output.kind.as_str(), output.name.as_str()),
@@ -518,13 +837,133 @@ mod tests {
     #[test]
     fn the_cached_projection_drops_messages_history_and_explanations() {
         let cached = full_status().cached();
-        assert_eq!(cached.conditions.len(), 1);
-        assert!(cached.conditions[0].message.is_empty());
-        assert!(cached.conditions[0].last_transition_time.is_empty());
+        assert!(cached.conditions.is_empty());
         assert!(cached.warnings.is_empty() && cached.shadowed.is_empty());
         assert!(cached.history.is_empty() && cached.rollout.is_empty());
         assert!(cached.output.as_ref().is_some_and(|o| o.keys.is_empty()));
         // projecting twice changes nothing
         assert_eq!(cached.clone().cached(), cached);
+    }
+
+    fn evaluation(linger: &str) -> Evaluation {
+        let spec: crate::engine::spec::ToolConfigSpec = serde_json::from_value(serde_json::json!({
+            "tool": "kafka-console-producer",
+            "args": {"topic": "orders", "bootstrap-server": "kafka:9092"},
+            "properties": {"producer": {"linger.ms": linger, "lingr.ms": "1"}},
+        }))
+        .expect("a valid spec");
+        crate::engine::evaluate(&crate::engine::Request {
+            name: "orders",
+            namespace: "team-a",
+            spec: &spec,
+            namespace_labels: &Default::default(),
+            globals: &[],
+            sources: &crate::engine::sources::SourceSet::default(),
+        })
+    }
+
+    /// The status a reconcile writes: built on `previous`, with a history entry when the hash
+    /// changed.
+    fn next(
+        previous: Option<&KafkaToolConfigStatus>,
+        linger: &str,
+        now: &str,
+    ) -> KafkaToolConfigStatus {
+        let ev = evaluation(linger);
+        let hash = ev.rendered.as_ref().expect("rendered").hash.clone();
+        let live = Live {
+            hash: Some(hash.clone()),
+            write_failure: None,
+        };
+        let mut status = build(&ev, Some(1), previous, &live, now);
+        if previous.and_then(|p| p.config_hash.as_deref()) != Some(hash.as_str()) {
+            record_history(
+                &mut status,
+                &hash,
+                now,
+                vec!["linger.ms".into()],
+                "spec changed".into(),
+            );
+        }
+        status
+    }
+
+    #[test]
+    fn the_next_status_built_from_the_projection_is_the_one_built_from_the_stored_status() {
+        let mut stored = next(None, "5", "2026-12-03T10:00:00Z");
+        for (i, linger) in ["6", "7", "6"].iter().enumerate() {
+            let now = format!("2026-12-03T1{}:00:00Z", i + 1);
+            let projection = stored.clone().cached();
+            let rebuilt = projection.rebuilt().expect("a projection");
+            let from_stored = next(Some(&stored), linger, &now);
+            assert_eq!(next(Some(&rebuilt), linger, &now), from_stored);
+            assert!(projection.differs_from_stored(&from_stored));
+            stored = from_stored;
+        }
+        assert_eq!(stored.history.len(), 4);
+        // Nothing changed: the digest says so, and no history entry is added.
+        let projection = stored.clone().cached();
+        let again = next(projection.rebuilt().as_ref(), "6", "2026-12-03T20:00:00Z");
+        assert_eq!(again, stored);
+        assert!(!projection.differs_from_stored(&again));
+        // A status that is no projection is never taken for one.
+        assert!(stored.rebuilt().is_none());
+        assert!(stored.differs_from_stored(&again));
+    }
+
+    #[test]
+    fn the_projection_keeps_history_and_times_exactly_even_when_unusual() {
+        let mut full = full_status();
+        full.conditions[1].last_transition_time = "2026-12-03T10:00:00.5+01:00".into();
+        full.conditions[2].type_ = "Custom".into();
+        full.conditions[2].status = "Maybe".into();
+        full.history.push(HistoryEntry {
+            revision: 2,
+            hash: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef".into(),
+            time: "2026-12-03T11:00:00Z".into(),
+            changed_keys: vec!["acks".into(), "tool.args".into()],
+            cause: "ConfigMap base changed".into(),
+        });
+        full.history.push(HistoryEntry {
+            revision: 3,
+            hash: "sha256:ABC".into(),
+            time: "yesterday".into(),
+            changed_keys: Vec::new(),
+            cause: String::new(),
+        });
+        full.rollout.push(RolloutStatus {
+            kind: "Deployment".into(),
+            name: "orders-api".into(),
+            hash: Some("sha256:ab".into()),
+        });
+        full.output
+            .as_mut()
+            .expect("an output")
+            .secret_mounts
+            .push(SecretMountStatus {
+                secret: "sasl".into(),
+                mount_path: "/etc/kafka-config/secrets/sasl".into(),
+            });
+        let rebuilt = full.clone().cached().rebuilt().expect("a projection");
+        assert_eq!(rebuilt.history, full.history);
+        let times = |s: &KafkaToolConfigStatus| {
+            s.conditions
+                .iter()
+                .map(|c| {
+                    (
+                        c.type_.clone(),
+                        c.status.clone(),
+                        c.last_transition_time.clone(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(times(&rebuilt), times(&full));
+        assert_eq!(rebuilt.output, full.output);
+        assert_eq!(rebuilt.rollout, full.rollout);
+        assert_eq!(
+            rebuilt.condition(READY).map(|c| c.reason.as_str()),
+            Some("Rendered")
+        );
     }
 }

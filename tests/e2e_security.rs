@@ -1078,8 +1078,7 @@ fn expected_failure(t: &Triple) -> &'static str {
         ("kafkaconfig.dev", _, "watch") | ("", _, "watch") => {
             "no authorization error in the operator log"
         }
-        ("kafkaconfig.dev", "kafkatoolconfigs/status", _)
-        | ("kafkaconfig.dev", "kafkatoolconfigs", "get") => {
+        ("kafkaconfig.dev", "kafkatoolconfigs/status", _) => {
             "cm-out: ConfigMap output at the offline hash, Ready"
         }
         ("kafkaconfig.dev", "globalclientdefaults/status", _) => {

@@ -177,7 +177,7 @@ sa="$(e2e_sa_kubeconfig "$ns" "$full")"
 can() { "$KUBECTL" --kubeconfig="$sa" auth can-i "$@" >/dev/null 2>&1; }
 yes_() { local d="$*"; check "can-i $d" can "$@"; }
 no_() { local d="$*"; check_fails "cannot $d" can "$@"; }
-for verb in get list watch; do yes_ "$verb" kafkatoolconfigs.kafkaconfig.dev -A; done
+for verb in list watch; do yes_ "$verb" kafkatoolconfigs.kafkaconfig.dev -A; done
 yes_ patch kafkatoolconfigs.kafkaconfig.dev --subresource=status -n team-b
 for verb in list watch; do yes_ "$verb" globalclientdefaults.kafkaconfig.dev; done
 yes_ patch globalclientdefaults.kafkaconfig.dev --subresource=status
@@ -238,7 +238,6 @@ check_contains "--watch-namespace=team-a passed" "--watch-namespace=team-a" \
 tsa="$(e2e_sa_kubeconfig "$ns" "$tfull")"
 tcan() { "$KUBECTL" --kubeconfig="$tsa" auth can-i "$@" >/dev/null 2>&1; }
 for a in "get secrets -n team-a" "patch configmaps -n team-a" "list kafkatoolconfigs.kafkaconfig.dev -n team-a" \
-         "get kafkatoolconfigs.kafkaconfig.dev -n team-a" \
          "patch kafkatoolconfigs.kafkaconfig.dev --subresource=status -n team-a" "patch deployments.apps -n team-a" \
          "create events.events.k8s.io -n team-a" "list globalclientdefaults.kafkaconfig.dev" \
          "patch globalclientdefaults.kafkaconfig.dev --subresource=status" "watch namespaces" \

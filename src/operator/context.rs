@@ -20,6 +20,7 @@ use crate::operator::index::{ConfigKey, ReverseIndex};
 use crate::operator::metrics::Metrics;
 use crate::operator::versions::ObjectVersions;
 use crate::output::MANAGER;
+use crate::status::KafkaToolConfigStatus;
 
 /// Why a reconcile failed. Everything here is transient (the API server, the network, a race):
 /// an invalid spec is not an error, it is a status.
@@ -126,7 +127,24 @@ pub struct Context {
     /// rendered first (kube-runtime's own limit parks the surplus in a hash set and releases it
     /// in hash order: some edits waited until the whole burst was done).
     pub reconcile_slots: tokio::sync::Semaphore,
+    /// Each config's last status write (the resourceVersion it returned and the cache's projection
+    /// of what was written), until the watch has brought that write into the cache: a reconcile
+    /// that starts before then builds on it instead of the cache's older status (see
+    /// `reconcile::previous_status`).
+    pub status_writes: Mutex<HashMap<ConfigKey, (String, Arc<KafkaToolConfigStatus>)>>,
+    /// Events waiting for `reconcile::deliver_events` (at most [`EVENT_QUEUE`]).
+    pub event_queue: Option<tokio::sync::mpsc::Sender<QueuedEvent>>,
 }
+
+/// An Event and the object it is about.
+pub type QueuedEvent = (
+    k8s_openapi::api::core::v1::ObjectReference,
+    kube::runtime::events::Event,
+);
+/// Events queued at most; beyond, a reconcile publishes its own.
+pub const EVENT_QUEUE: usize = 256;
+/// Events published at once by `reconcile::deliver_events`.
+pub const EVENTS_AT_ONCE: usize = 4;
 
 /// See [`Context::reconcile_slots`].
 pub const RECONCILE_SLOTS: usize = 32;
@@ -166,6 +184,8 @@ impl Context {
             globals_synced: Synced::default(),
             globals_status_wake: tokio::sync::Notify::new(),
             reconcile_slots: tokio::sync::Semaphore::new(RECONCILE_SLOTS),
+            status_writes: Mutex::default(),
+            event_queue: None,
         }
     }
 
@@ -224,9 +244,71 @@ impl Context {
         backoff_for(attempt, jitter_seed())
     }
 
+    /// Records a status write of `key` (see [`Context::status_writes`]): `status` as written,
+    /// and the resourceVersion the write returned.
+    pub fn status_written(
+        &self,
+        key: &ConfigKey,
+        resource_version: Option<String>,
+        status: &KafkaToolConfigStatus,
+    ) {
+        let mut writes = lock(&self.status_writes);
+        match resource_version {
+            Some(version) => {
+                writes.insert(key.clone(), (version, Arc::new(status.clone().cached())));
+            }
+            None => {
+                writes.remove(key);
+            }
+        }
+    }
+
+    /// The projection of this operator's last status write of `key` when the cached object (at
+    /// resourceVersion `cached`) may not include it yet.
+    pub fn unseen_status_write(
+        &self,
+        key: &ConfigKey,
+        cached: Option<&str>,
+    ) -> Option<Arc<KafkaToolConfigStatus>> {
+        let mut writes = lock(&self.status_writes);
+        let (written, status) = writes.get(key)?;
+        if cached.is_some_and(|cached| includes(cached, written)) {
+            writes.remove(key);
+            return None;
+        }
+        Some(status.clone())
+    }
+
+    /// Called for every KafkaToolConfig watch event before the cache applies it: forgets a status
+    /// write once the cache has it (or the config is gone).
+    pub fn observe_config(&self, key: &ConfigKey, resource_version: Option<&str>, deleted: bool) {
+        let mut writes = lock(&self.status_writes);
+        if writes.is_empty() {
+            return;
+        }
+        if deleted
+            || writes
+                .get(key)
+                .is_some_and(|(written, _)| resource_version.is_some_and(|v| includes(v, written)))
+        {
+            writes.remove(key);
+        }
+    }
+
     pub fn succeeded(&self, key: &ConfigKey) {
         lock(&self.failures).remove(key);
     }
+}
+
+/// Whether an object at resourceVersion `seen` includes the write that produced `written`. Equal
+/// versions do; beyond that resourceVersions are compared as the integers the API server hands
+/// out (etcd revisions), and anything that is not one counts as "not known to include it".
+fn includes(seen: &str, written: &str) -> bool {
+    seen == written
+        || matches!(
+            (seen.parse::<u64>(), written.parse::<u64>()),
+            (Ok(seen), Ok(written)) if seen >= written
+        )
 }
 
 /// A cheap seed for jitter; cryptographic quality is not needed.
@@ -259,6 +341,15 @@ mod tests {
         assert_eq!(backoff_for(2, mid), Duration::from_secs(2));
         assert_eq!(backoff_for(5, mid), Duration::from_secs(16));
         assert_eq!(backoff_for(30, mid), Duration::from_secs(300));
+    }
+
+    #[test]
+    fn a_later_version_includes_a_write_and_an_opaque_one_does_not() {
+        assert!(includes("42", "42"));
+        assert!(includes("43", "42"));
+        assert!(!includes("41", "42"));
+        assert!(!includes("x43", "42"));
+        assert!(includes("opaque", "opaque"));
     }
 
     #[test]

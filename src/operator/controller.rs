@@ -87,10 +87,21 @@ fn strip<K: Resource>(object: &mut K) {
     }
 }
 
-/// Memory: a cached KafkaToolConfig keeps only the part of its status the fast paths read
-/// ([`KafkaToolConfigStatus::cached`]); reconciles that evaluate read the config fresh.
+/// Memory: a cached KafkaToolConfig keeps only the part of its status the fast paths read and
+/// what the next status is built from ([`KafkaToolConfigStatus::cached`]).
 fn compact_status(config: &mut KafkaToolConfig) {
     config.status = config.status.take().map(KafkaToolConfigStatus::cached);
+}
+
+/// Lets the context forget a status write once the watch has brought it into the cache.
+fn observe_config(ctx: &Context, event: &Result<watcher::Event<KafkaToolConfig>, watcher::Error>) {
+    let (config, deleted) = match event {
+        Ok(watcher::Event::Apply(c) | watcher::Event::InitApply(c)) => (c, false),
+        Ok(watcher::Event::Delete(c)) => (c, true),
+        _ => return,
+    };
+    let key = (config.namespace().unwrap_or_default(), config.name_any());
+    ctx.observe_config(&key, config.resource_version().as_deref(), deleted);
 }
 
 /// Marks `synced` when a watch stream finishes its initial list.
@@ -156,9 +167,10 @@ async fn forward_owned<K>(
 {
     let mut events = pin!(events);
     while let Some(event) = events.next().await {
-        let (object, deleted) = match event {
-            Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => (o, false),
-            Ok(watcher::Event::Delete(o)) => (o, true),
+        let (object, deleted, listed) = match event {
+            Ok(watcher::Event::Apply(o)) => (o, false, false),
+            Ok(watcher::Event::InitApply(o)) => (o, false, true),
+            Ok(watcher::Event::Delete(o)) => (o, true, false),
             Ok(watcher::Event::Init | watcher::Event::InitDone) => continue,
             Err(error) => {
                 debug!(%error, "owned output watch");
@@ -179,6 +191,15 @@ async fn forward_owned<K>(
         }
         let hash = output_hash(&object);
         if recorded(&reader, &owner, hash.as_deref()) {
+            continue;
+        }
+        if listed {
+            // A (re)list, not a write in flight: decide now. An owner not cached yet is
+            // reconciled when it is (its own first event); at a start, the 10,000 timers this
+            // spawned for 10,000 outputs listed before their owners were 3 MB at the relist peak.
+            if reader.get(&owner).is_some() {
+                let _ = tx.send(owner);
+            }
             continue;
         }
         let (reader, tx) = (reader.clone(), tx.clone());
@@ -305,7 +326,10 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
             ..ScopeVersions::default()
         })
         .collect();
+    let (event_queue, events) = tokio::sync::mpsc::channel(crate::operator::context::EVENT_QUEUE);
+    context.event_queue = Some(event_queue);
     let ctx = Arc::new(context);
+    tokio::spawn(reconcile::deliver_events(ctx.clone(), events));
     let config_synced: Vec<Synced> = stores.iter().map(|_| Synced::default()).collect();
 
     let mut routes = Vec::new();
@@ -489,6 +513,10 @@ fn controller(
             event
         }
     })
+    .inspect({
+        let ctx = ctx.clone();
+        move |event| observe_config(&ctx, event)
+    })
     .modify(strip)
     .modify(compact_status)
     .reflect(writer)
@@ -497,6 +525,12 @@ fn controller(
     .predicate_filter(predicates::generation, Default::default());
     let owned = watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={MANAGER}"));
     let (owned_tx, owned_rx) = unbounded_channel();
+    tokio::spawn(reconcile::keep_resyncing(reader.clone(), {
+        let tx = owned_tx.clone();
+        move |config| {
+            let _ = tx.send(config);
+        }
+    }));
     tokio::spawn(forward_owned(
         watcher(
             scoped::<PartialObjectMeta<ConfigMap>>(client, scope),

@@ -2,9 +2,12 @@
 //! content is never cached by the controller, it lives only for the duration of a reconcile.
 
 use std::collections::BTreeMap;
+use std::fmt::Debug;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::{Api, Client};
+use kube::api::GetParams;
+use kube::{Api, Client, Resource};
+use serde::de::DeserializeOwned;
 
 use crate::engine::sources::{SourceData, SourceKind, SourceRef, SourceSet};
 
@@ -14,10 +17,33 @@ pub struct Fetched {
     pub versions: BTreeMap<SourceRef, Option<String>>,
 }
 
+/// The object at `resource_version` or newer, which the API server answers from its watch cache;
+/// the latest (a quorum read from etcd) when no version is known. `None`: it does not exist.
+pub async fn get_at_least<K>(
+    api: &Api<K>,
+    name: &str,
+    resource_version: Option<&str>,
+) -> Result<Option<K>, kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let Some(version) = resource_version else {
+        return api.get_opt(name).await;
+    };
+    match api.get_with(name, &GetParams::at(version)).await {
+        Ok(object) => Ok(Some(object)),
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// Reads each source, at least at the version `cached` says it has (the watch caches saw that
+/// version, so the API server's watch cache has it too and answers without etcd).
 pub async fn fetch_sources(
     client: &Client,
     namespace: &str,
     refs: &[SourceRef],
+    cached: impl Fn(&SourceRef) -> Option<String>,
 ) -> Result<Fetched, kube::Error> {
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
@@ -26,8 +52,10 @@ pub async fn fetch_sources(
         versions: BTreeMap::new(),
     };
     for r in refs {
+        let at_least = cached(r);
+        let at_least = at_least.as_deref();
         let version = match r.kind {
-            SourceKind::ConfigMap => match config_maps.get_opt(&r.name).await? {
+            SourceKind::ConfigMap => match get_at_least(&config_maps, &r.name, at_least).await? {
                 Some(cm) => {
                     let version = cm.metadata.resource_version.clone();
                     fetched
@@ -38,7 +66,7 @@ pub async fn fetch_sources(
                 }
                 None => None,
             },
-            SourceKind::Secret => match secrets.get_opt(&r.name).await? {
+            SourceKind::Secret => match get_at_least(&secrets, &r.name, at_least).await? {
                 Some(secret) => {
                     let version = secret.metadata.resource_version.clone();
                     fetched

@@ -13,7 +13,7 @@ use crate::engine::sources::{SourceKind, SourceRef, referenced_sources};
 use crate::operator::context::{Context, Seen};
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::versions::Cached;
-use crate::status::{GlobalVersion, InputsStatus, READY, SourceVersion};
+use crate::status::{GlobalVersion, InputsStatus, SourceVersion};
 
 /// Recorded in `status.inputs.operator`: a new release evaluates everything again, since its
 /// catalogue or rendering may differ.
@@ -95,10 +95,8 @@ pub fn from_status(generation: Option<i64>, inputs: &InputsStatus) -> Seen {
 pub fn unchanged(ctx: &Context, config: &KafkaToolConfig, namespace: &str) -> Option<Seen> {
     let generation = config.metadata.generation;
     let status = config.status.as_ref()?;
-    let ready = status.condition(READY)?;
-    if status.observed_generation != generation
-        || ready.status != "True"
-        || ready.observed_generation != generation
+    let (ready, ready_generation) = status.ready_status()?;
+    if status.observed_generation != generation || ready != "True" || ready_generation != generation
     {
         return None;
     }
@@ -140,8 +138,8 @@ pub fn unchanged(ctx: &Context, config: &KafkaToolConfig, namespace: &str) -> Op
     else {
         return None;
     };
-    let current = &*meta.controller_uid == uid.as_str()
-        && meta.hash.as_deref() == status.config_hash.as_deref()
+    let current = meta.controlled_by(&uid)
+        && meta.hash_is(status.config_hash.as_deref())
         && status.config_hash.is_some()
         && !meta.foreign_data;
     current.then_some(seen)

@@ -157,7 +157,7 @@ pub async fn explain_live(
         })?;
     let spec = &config.spec.config;
     let refs = crate::engine::sources::referenced_sources(spec);
-    let fetched = dereference::fetch_sources(&client, &namespace, &refs)
+    let fetched = dereference::fetch_sources(&client, &namespace, &refs, |_| None)
         .await
         .map_err(OperatorError::Kube)?;
     let mut stderr = std::io::stderr().lock();

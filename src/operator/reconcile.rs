@@ -5,16 +5,21 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, GetParams};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::api::Api;
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
+use tokio::sync::mpsc::Receiver;
+use tokio::sync::mpsc::error::TrySendError;
 use tracing::{Instrument, info, info_span, warn};
 
 use crate::engine::sources::{SourceKind, SourceRef};
 use crate::engine::{Request, evaluate};
 use crate::operator::apply;
-use crate::operator::context::{Context, Error, Seen, lock};
+use crate::operator::context::{Context, EVENTS_AT_ONCE, Error, QueuedEvent, Seen, lock};
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::dereference;
 use crate::operator::history;
@@ -25,8 +30,13 @@ use crate::output::{CHANGE_CAUSE_ANNOTATION, Owner};
 use crate::status::{self, KafkaToolConfigStatus, Live, READY};
 
 /// How often a healthy config is re-checked without any trigger (drift of the output object is
-/// also caught by the owned-object watch; this is the safety net for missed events).
-const RESYNC: Duration = Duration::from_secs(600);
+/// also caught by the owned-object watch; this is the safety net for missed events). Not a
+/// requeue per config: kube-runtime's scheduler kept an entry (about 700 bytes) for each of
+/// them, 7 MB at N = 10,000; [`keep_resyncing`] walks the cache instead.
+pub const RESYNC: Duration = Duration::from_secs(600);
+/// [`RESYNC`] is served in this many slices, one per tick, so a period's reconciles are spread
+/// evenly instead of arriving as one wave.
+const RESYNC_SLICES: u32 = 600;
 /// An output held by someone else: check again now and then, the owner may clean up.
 const CONFLICT_RETRY: Duration = Duration::from_secs(60);
 /// Old immutable outputs still used by a rollout target: check again soon whether it moved on
@@ -73,12 +83,7 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
         // kstatus: a config whose first reconcile could not finish says "working on it", so no
         // health check passes before the output exists. A first reconcile that finishes writes
         // its result directly: one status write per new config instead of two.
-        Err(_)
-            if config
-                .status
-                .as_ref()
-                .is_none_or(|s| s.conditions.is_empty()) =>
-        {
+        Err(_) if config.status.as_ref().is_none_or(|s| !s.has_conditions()) => {
             write_reconciling(&ctx, &namespace, &name, config.metadata.generation).await;
         }
         Err(_) => {}
@@ -103,8 +108,13 @@ async fn write_reconciling(ctx: &Context, namespace: &str, name: &str, generatio
         generation,
         &now(),
     );
-    if let Err(error) = apply::write_status(&api, &ctx.metrics, name, &initial).await {
-        warn!(%namespace, %name, %error, "cannot write the Reconciling status");
+    match apply::write_status(&api, &ctx.metrics, name, &initial).await {
+        Ok(written) => ctx.status_written(
+            &(namespace.to_string(), name.to_string()),
+            written,
+            &initial,
+        ),
+        Err(error) => warn!(%namespace, %name, %error, "cannot write the Reconciling status"),
     }
 }
 
@@ -128,6 +138,37 @@ pub async fn keep_ready_gauge(ctx: Arc<Context>) {
         tick.tick().await;
         update_ready_gauge(&ctx);
     }
+}
+
+/// Reconciles every cached config once per [`RESYNC`], starting one period after the start (a
+/// start reconciles everything anyway): each tick sends the configs whose name falls in that
+/// tick's slice, so the cost is spread evenly and nothing is kept per config.
+pub async fn keep_resyncing(
+    configs: Store<KafkaToolConfig>,
+    send: impl Fn(ObjectRef<KafkaToolConfig>) + Send,
+) {
+    let every = RESYNC / RESYNC_SLICES;
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + RESYNC, every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut slice = 0;
+    loop {
+        tick.tick().await;
+        for config in configs.state() {
+            if resync_slice(&config) == slice {
+                send(ObjectRef::from_obj(&*config));
+            }
+        }
+        slice = (slice + 1) % RESYNC_SLICES;
+    }
+}
+
+/// The slice of [`RESYNC`] a config is resynced in: stable for its name.
+fn resync_slice(config: &KafkaToolConfig) -> u32 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    config.metadata.namespace.hash(&mut hasher);
+    config.metadata.name.hash(&mut hasher);
+    (hasher.finish() % u64::from(RESYNC_SLICES)) as u32
 }
 
 /// Records in the reverse index what a config depends on as far as its spec and last status
@@ -176,8 +217,8 @@ fn update_ready_gauge(ctx: &Context) {
         match config
             .status
             .as_ref()
-            .and_then(|s| s.condition(READY))
-            .map(|c| c.status.as_str())
+            .and_then(|s| s.ready_status())
+            .map(|(status, _)| status)
         {
             Some("True") => ready += 1,
             Some("False") => not_ready += 1,
@@ -189,7 +230,7 @@ fn update_ready_gauge(ctx: &Context) {
 
 async fn reconcile_inner(
     config: &KafkaToolConfig,
-    ctx: &Context,
+    ctx: &Arc<Context>,
     namespace: &str,
     name: &str,
 ) -> Result<Action, Error> {
@@ -199,19 +240,32 @@ async fn reconcile_inner(
         // Its dependencies are in the index already: `record_known_dependencies` read them from
         // the same spec and status.
         ctx.metrics.unchanged.inc();
-        return Ok(Action::requeue(RESYNC));
+        return Ok(Action::await_change());
     }
 
     let api: Api<KafkaToolConfig> = Api::namespaced(ctx.client.clone(), namespace);
     let generation = config.metadata.generation;
     let uid = config.uid().ok_or(Error::MissingField("metadata.uid"))?;
     let spec = &config.spec.config;
-    // The cache's projection of the status: what the output step needs (hash, inputs).
-    let cached = config.status.as_ref();
     let key: ConfigKey = (namespace.to_string(), name.to_string());
+    let previous = previous_status(ctx, config, &key);
+    // What the output step and history read of it (hash, inputs).
+    let cached = previous.status.as_ref();
 
     let referenced = crate::engine::sources::referenced_sources(spec);
-    let fetched = dereference::fetch_sources(&ctx.client, namespace, &referenced).await?;
+    let fetched =
+        dereference::fetch_sources(&ctx.client, namespace, &referenced, |source| {
+            match ctx
+                .versions(source.kind, namespace)?
+                .get(namespace, &source.name)
+            {
+                Cached::Present {
+                    resource_version, ..
+                } => Some(resource_version.to_string()),
+                Cached::Absent | Cached::Unknown => None,
+            }
+        })
+        .await?;
     let labels = ctx.namespace_labels(namespace);
     let globals = ctx.global_defaults();
     let ev = evaluate(&Request {
@@ -312,20 +366,8 @@ async fn reconcile_inner(
         None => false,
     };
 
-    // The cache keeps only a projection of the status (`KafkaToolConfigStatus::cached`); the
-    // next status is built from the whole one (history, conditions' times), so the config is read
-    // again: one GET per evaluation, against about 1.7 KB per cached config at N = 10,000. After
-    // the output is written, so the edit-to-output path has no extra request; at the cached
-    // resourceVersion ("not older than"), so the API server answers from its watch cache instead
-    // of a quorum read from etcd that decodes the custom resource every time.
-    let Some(fresh) = read_at_least(&api, name, config.resource_version().as_deref()).await? else {
-        // Deleted meanwhile: garbage collection removes its output.
-        return Ok(Action::await_change());
-    };
-    let previous = fresh.status;
-
     let now = now();
-    let mut next = status::build(&ev, generation, previous.as_ref(), &live, &now);
+    let mut next = status::build(&ev, generation, previous.status.as_ref(), &live, &now);
     next.inputs = Some(inputs::to_status(&seen));
     if let Some(rollout) = rollout {
         next.rollout = rollout;
@@ -353,52 +395,83 @@ async fn reconcile_inner(
         status::record_history(&mut next, hash, &now, changed, cause);
     }
 
-    if apply::status_changed(previous.as_ref(), &next) {
-        apply::write_status(&api, &ctx.metrics, name, &next).await?;
+    if previous.differs(&next) {
+        match apply::write_status(&api, &ctx.metrics, name, &next).await {
+            Ok(written) => ctx.status_written(&key, written, &next),
+            // Deleted meanwhile: garbage collection removes its output.
+            Err(Error::Kube(kube::Error::Api(status))) if status.is_not_found() => {
+                return Ok(Action::await_change());
+            }
+            Err(error) => return Err(error),
+        }
     }
-    publish_events(ctx, config, previous.as_ref(), &next, wrote_output).await;
+    let events = transition_events(previous.status.as_ref(), &next, wrote_output);
+    if !events.is_empty() {
+        publish_events(ctx, &config.object_ref(&()), events).await;
+    }
 
-    let action = if live.write_failure.is_some() {
-        CONFLICT_RETRY
+    // Rendered or invalid: nothing changes until the spec, a source or a GlobalClientDefaults
+    // does, and each of those is watched (plus the periodic resync, `keep_resyncing`).
+    Ok(if live.write_failure.is_some() {
+        Action::requeue(CONFLICT_RETRY)
     } else if gc_pending {
-        GC_RETRY
-    } else if ev.rendered.is_some() {
-        RESYNC
+        Action::requeue(GC_RETRY)
     } else {
-        // Invalid: nothing changes until the spec, a source or a GlobalClientDefaults does, and
-        // each of those is watched.
-        return Ok(Action::await_change());
-    };
-    Ok(Action::requeue(action))
+        Action::await_change()
+    })
 }
 
-/// The object at `resource_version` or newer (from the API server's watch cache); the latest
-/// (a quorum read) when the version is unknown. `None`: it does not exist.
-async fn read_at_least(
-    api: &Api<KafkaToolConfig>,
-    name: &str,
-    resource_version: Option<&str>,
-) -> Result<Option<KafkaToolConfig>, Error> {
-    let Some(version) = resource_version else {
-        return Ok(api.get_opt(name).await?);
-    };
-    match api.get_with(name, &GetParams::at(version)).await {
-        Ok(object) => Ok(Some(object)),
-        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(None),
-        Err(error) => Err(error.into()),
+/// The status the next one is built from and compared with.
+struct Previous {
+    /// Rebuilt from a projection (`KafkaToolConfigStatus::rebuilt`), or as it is.
+    status: Option<KafkaToolConfigStatus>,
+    /// The projection `status` was rebuilt from: the stored status's digest compares.
+    projection: Option<Arc<KafkaToolConfigStatus>>,
+}
+
+impl Previous {
+    fn differs(&self, next: &KafkaToolConfigStatus) -> bool {
+        match &self.projection {
+            Some(projection) => projection.differs_from_stored(next),
+            None => apply::status_changed(self.status.as_ref(), next),
+        }
+    }
+}
+
+/// The previous status, without a request: the cache's projection holds all the next status is
+/// built from (history, transition times, output keys, rollout) and a digest of the rest. When
+/// the cache has not yet seen this operator's last status write of the config (a reconcile that
+/// follows right after another), the projection of that write stands in for it.
+fn previous_status(ctx: &Context, config: &KafkaToolConfig, key: &ConfigKey) -> Previous {
+    let projection = ctx
+        .unseen_status_write(key, config.resource_version().as_deref())
+        .or_else(|| config.status.clone().map(Arc::new));
+    match projection {
+        Some(projection) => match projection.rebuilt() {
+            Some(rebuilt) => Previous {
+                status: Some(rebuilt),
+                projection: Some(projection),
+            },
+            // Not a projection (a status built by hand): compared as it is.
+            None => Previous {
+                status: Some((*projection).clone()),
+                projection: None,
+            },
+        },
+        None => Previous {
+            status: None,
+            projection: None,
+        },
     }
 }
 
 /// Events on transitions only (a resync publishes nothing). Messages are the status messages,
 /// which never carry secret values.
-async fn publish_events(
-    ctx: &Context,
-    config: &KafkaToolConfig,
+fn transition_events(
     previous: Option<&KafkaToolConfigStatus>,
     next: &KafkaToolConfigStatus,
     wrote: Option<(&str, String, String)>,
-) {
-    let reference = config.object_ref(&());
+) -> Vec<Event> {
     let mut events = Vec::new();
     if let Some((kind, name, hash)) = wrote {
         info!(%kind, output = %name, %hash, "rendered");
@@ -427,12 +500,44 @@ async fn publish_events(
             secondary: None,
         });
     }
+    events
+}
+
+/// Hands the events to [`deliver_events`], out of the reconcile slot (an Event is on no edit's
+/// path); publishes them here when that queue is full, so neither memory nor the number of
+/// requests in flight grows with a burst.
+async fn publish_events(ctx: &Context, reference: &ObjectReference, events: Vec<Event>) {
     for event in events {
-        match ctx.recorder.publish(&event, &reference).await {
-            Ok(()) => ctx.metrics.write("Event"),
-            Err(e) => warn!(error = %e, "cannot publish an event"),
+        let event = match &ctx.event_queue {
+            Some(queue) => match queue.try_send((reference.clone(), event)) {
+                Ok(()) => continue,
+                Err(TrySendError::Full((_, event)) | TrySendError::Closed((_, event))) => event,
+            },
+            None => event,
+        };
+        publish_event(ctx, reference, &event).await;
+    }
+}
+
+async fn publish_event(ctx: &Context, reference: &ObjectReference, event: &Event) {
+    match ctx.recorder.publish(event, reference).await {
+        Ok(()) => ctx.metrics.write("Event"),
+        Err(e) => {
+            warn!(namespace = ?reference.namespace, name = ?reference.name, error = %e, "cannot publish an event")
         }
     }
+}
+
+/// Publishes queued events, [`EVENTS_AT_ONCE`] at a time.
+pub async fn deliver_events(ctx: Arc<Context>, queue: Receiver<QueuedEvent>) {
+    futures::stream::unfold(queue, |mut queue| async move {
+        queue.recv().await.map(|item| (item, queue))
+    })
+    .for_each_concurrent(EVENTS_AT_ONCE, |(reference, event)| {
+        let ctx = ctx.clone();
+        async move { publish_event(&ctx, &reference, &event).await }
+    })
+    .await;
 }
 
 #[cfg(test)]

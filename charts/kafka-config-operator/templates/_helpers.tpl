@@ -57,7 +57,7 @@ granted cluster-wide in cluster mode, per watched namespace in namespaced mode.
 {{- define "kco.namespacedRules" -}}
 - apiGroups: [kafkaconfig.dev]
   resources: [kafkatoolconfigs]
-  verbs: [get, list, watch]
+  verbs: [list, watch]
 - apiGroups: [kafkaconfig.dev]
   resources: [kafkatoolconfigs/status]
   verbs: [patch]
