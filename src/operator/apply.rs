@@ -3,6 +3,7 @@
 //! is server-side apply with the field manager `kafka-config-operator`, so an unchanged world
 //! costs zero writes and other managers' fields are never clobbered.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 
@@ -12,8 +13,8 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::core::NamespaceResourceScope;
 use kube::{Api, Client, Resource, ResourceExt};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::engine::render::Rendered;
@@ -24,6 +25,62 @@ use crate::operator::metrics::Metrics;
 use crate::operator::versions::Cached;
 use crate::output::{self, CONFIG_LABEL, HASH_ANNOTATION, MANAGER, OutputObject, Owner};
 use crate::status::{KafkaToolConfigStatus, RolloutStatus};
+
+/// The response of a write of a `K`, of which only `metadata.resourceVersion` is read: parsing
+/// the whole object (its managedFields, an output's files, a status's history) for nothing was
+/// garbage on every write, 10,000 objects' worth in an initial sync.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Written<K> {
+    #[serde(default)]
+    metadata: WrittenMeta,
+    #[serde(skip)]
+    meta: kube::core::ObjectMeta,
+    #[serde(skip)]
+    kind: std::marker::PhantomData<K>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WrittenMeta {
+    #[serde(default)]
+    resource_version: Option<String>,
+}
+
+impl<K> Written<K> {
+    pub fn resource_version(self) -> Option<String> {
+        self.metadata.resource_version
+    }
+}
+
+impl<K: Resource<DynamicType = ()>> Resource for Written<K> {
+    type DynamicType = ();
+    type Scope = K::Scope;
+
+    fn kind(dt: &()) -> Cow<'_, str> {
+        K::kind(dt)
+    }
+
+    fn group(dt: &()) -> Cow<'_, str> {
+        K::group(dt)
+    }
+
+    fn version(dt: &()) -> Cow<'_, str> {
+        K::version(dt)
+    }
+
+    fn plural(dt: &()) -> Cow<'_, str> {
+        K::plural(dt)
+    }
+
+    /// Empty: only the resourceVersion is read (see [`Written::resource_version`]).
+    fn meta(&self) -> &kube::core::ObjectMeta {
+        &self.meta
+    }
+
+    fn meta_mut(&mut self) -> &mut kube::core::ObjectMeta {
+        &mut self.meta
+    }
+}
 
 /// What the output looks like after [`ensure_output`].
 #[derive(Debug, Default)]
@@ -137,7 +194,12 @@ async fn ensure<K>(
     cached: Cached,
 ) -> Result<OutputState, Error>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + OutputFiles,
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + Debug
+        + OutputFiles,
 {
     let name = object.name_any();
     let uid = owner.uid.ok_or(Error::MissingField("metadata.uid"))?;
@@ -286,10 +348,18 @@ async fn update<K>(
     old: K,
 ) -> Result<OutputState, Error>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + OutputFiles,
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + Debug
+        + OutputFiles,
 {
     let name = object.name_any();
-    api.patch(&name, &apply_params(), &Patch::Apply(object))
+    let namespace = api.namespace().unwrap_or_default().to_string();
+    let written: Api<Written<K>> = Api::namespaced(api.clone().into_client(), &namespace);
+    written
+        .patch(&name, &apply_params(), &Patch::Apply(object))
         .await?;
     metrics.write(kind);
     Ok(OutputState {
@@ -631,13 +701,13 @@ where
 /// Applies `status` on the status subresource (the caller has checked it changed). Returns the
 /// resourceVersion the object has after the write.
 pub async fn write_status<K>(
-    api: &Api<K>,
+    api: &Api<Written<K>>,
     metrics: &Metrics,
     name: &str,
     status: &impl Serialize,
 ) -> Result<Option<String>, Error>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    K: Resource<DynamicType = ()> + Clone + Debug,
 {
     let patch = json!({
         "apiVersion": K::api_version(&()),
@@ -648,7 +718,7 @@ where
         .patch_status(name, &apply_params(), &Patch::Apply(&patch))
         .await?;
     metrics.write("Status");
-    Ok(written.meta().resource_version.clone())
+    Ok(written.resource_version())
 }
 
 /// Status equality for "did anything change": exactly the serialized form. `previous` is the

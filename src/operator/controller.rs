@@ -1,7 +1,8 @@
 //! Wiring: one kube-runtime `Controller` per watched scope (all namespaces, or each
 //! `--watch-namespace`, so a tenant can grant namespaced Roles only), fed by
 //!
-//! - the KafkaToolConfigs, filtered by `predicates::generation` so status writes never re-trigger;
+//! - the KafkaToolConfigs, filtered by generation (`generations.rs`) so status writes never
+//!   re-trigger;
 //! - metadata-only watches of the ConfigMaps/Secrets we own (label selector), mapped by owner, but
 //!   only when one is deleted or carries a hash its owner's status does not record, so the
 //!   operator's own output writes do not come back as a second reconcile;
@@ -23,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use futures::{FutureExt, Stream, StreamExt};
+use futures::{FutureExt, Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
@@ -43,6 +44,7 @@ use crate::operator::context::{Context, ScopeVersions, Synced, lock};
 use crate::operator::crd::{
     GlobalClientDefaults, KafkaToolConfig, KafkaToolConfigSpec, controlling_config,
 };
+use crate::operator::generations::Generations;
 use crate::operator::globals;
 use crate::operator::health;
 use crate::operator::leader::{self, Attempt, LeaseLock};
@@ -494,6 +496,7 @@ fn controller(
     reconcile_all: UnboundedReceiver<()>,
 ) -> BoxFuture<'static, ()> {
     let report_ctx = ctx.clone();
+    let generations = Arc::new(std::sync::Mutex::new(Generations::default()));
     let primary = watcher(
         scoped::<DeserializeGuard<KafkaToolConfig>>(client, scope),
         watcher::Config::default(),
@@ -515,14 +518,20 @@ fn controller(
     })
     .inspect({
         let ctx = ctx.clone();
-        move |event| observe_config(&ctx, event)
+        let generations = generations.clone();
+        move |event| {
+            observe_config(&ctx, event);
+            if let Ok(event) = event {
+                lock(&generations).observe(event);
+            }
+        }
     })
     .modify(strip)
     .modify(compact_status)
     .reflect(writer)
     .inspect(mark_on_init_done(synced))
     .applied_objects()
-    .predicate_filter(predicates::generation, Default::default());
+    .try_filter(move |config| futures::future::ready(lock(&generations).changed(config)));
     let owned = watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={MANAGER}"));
     let (owned_tx, owned_rx) = unbounded_channel();
     tokio::spawn(reconcile::keep_resyncing(reader.clone(), {

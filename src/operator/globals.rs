@@ -116,7 +116,7 @@ pub fn desired_status(
 
 /// Leader-only loop that keeps every GlobalClientDefaults status current, writing only changes.
 pub async fn keep_status(ctx: Arc<Context>) {
-    let api: Api<GlobalClientDefaults> = Api::all(ctx.client.clone());
+    let api: Api<apply::Written<GlobalClientDefaults>> = Api::all(ctx.client.clone());
     let mut ticker = tokio::time::interval(STATUS_EVERY);
     loop {
         tokio::select! {

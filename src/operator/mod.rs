@@ -9,6 +9,7 @@ pub mod controller;
 pub mod crd;
 pub mod dereference;
 pub mod events;
+pub mod generations;
 pub mod globals;
 pub mod health;
 pub mod history;

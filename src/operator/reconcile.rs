@@ -93,7 +93,7 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
 }
 
 async fn write_reconciling(ctx: &Context, namespace: &str, name: &str, generation: Option<i64>) {
-    let api: Api<KafkaToolConfig> = Api::namespaced(ctx.client.clone(), namespace);
+    let api: Api<apply::Written<KafkaToolConfig>> = Api::namespaced(ctx.client.clone(), namespace);
     let mut initial = KafkaToolConfigStatus {
         observed_generation: generation,
         ..KafkaToolConfigStatus::default()
@@ -243,7 +243,7 @@ async fn reconcile_inner(
         return Ok(Action::await_change());
     }
 
-    let api: Api<KafkaToolConfig> = Api::namespaced(ctx.client.clone(), namespace);
+    let api: Api<apply::Written<KafkaToolConfig>> = Api::namespaced(ctx.client.clone(), namespace);
     let generation = config.metadata.generation;
     let uid = config.uid().ok_or(Error::MissingField("metadata.uid"))?;
     let spec = &config.spec.config;
