@@ -227,6 +227,12 @@ impl Context {
         })
     }
 
+    /// The cache's current version of a config (`None`: no longer cached, i.e. deleted).
+    pub fn latest_config(&self, config: &KafkaToolConfig) -> Option<Arc<KafkaToolConfig>> {
+        let reference = ObjectRef::from_obj(config);
+        self.configs.iter().find_map(|store| store.get(&reference))
+    }
+
     /// Every cached KafkaToolConfig of every scope.
     pub fn all_configs(&self) -> Vec<Arc<KafkaToolConfig>> {
         self.configs.iter().flat_map(Store::state).collect()

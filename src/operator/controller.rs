@@ -95,7 +95,8 @@ fn compact_status(config: &mut KafkaToolConfig) {
     config.status = config.status.take().map(KafkaToolConfigStatus::cached);
 }
 
-/// Lets the context forget a status write once the watch has brought it into the cache.
+/// Lets the context forget a status write once the watch has brought it into the cache (called
+/// after the reflector has applied the event).
 fn observe_config(ctx: &Context, event: &Result<watcher::Event<KafkaToolConfig>, watcher::Error>) {
     let (config, deleted) = match event {
         Ok(watcher::Event::Apply(c) | watcher::Event::InitApply(c)) => (c, false),
@@ -516,6 +517,10 @@ fn controller(
             event
         }
     })
+    .modify(strip)
+    .modify(compact_status)
+    .reflect(writer)
+    // After the cache has the event: a status write is forgotten only once the cache holds it.
     .inspect({
         let ctx = ctx.clone();
         let generations = generations.clone();
@@ -526,9 +531,6 @@ fn controller(
             }
         }
     })
-    .modify(strip)
-    .modify(compact_status)
-    .reflect(writer)
     .inspect(mark_on_init_done(synced))
     .applied_objects()
     .try_filter(move |config| futures::future::ready(lock(&generations).changed(config)));

@@ -69,6 +69,12 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     let key: ConfigKey = (namespace.clone(), name.clone());
     // First come, first served; the semaphore is never closed.
     let _slot = ctx.reconcile_slots.acquire().await.ok();
+    // The object kube-runtime handed over may have waited long for the slot: the cache's latest
+    // has any status write of ours that arrived meanwhile (`Context::status_writes` forgets a
+    // write once the cache holds it).
+    let Some(config) = ctx.latest_config(&config) else {
+        return Ok(Action::await_change());
+    };
     ctx.metrics.started();
     let started = Instant::now();
     // Boxed: a reconcile waiting for its slot above stays a small future.
