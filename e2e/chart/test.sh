@@ -178,6 +178,8 @@ can() { "$KUBECTL" --kubeconfig="$sa" auth can-i "$@" >/dev/null 2>&1; }
 yes_() { local d="$*"; check "can-i $d" can "$@"; }
 no_() { local d="$*"; check_fails "cannot $d" can "$@"; }
 for verb in list watch; do yes_ "$verb" kafkatoolconfigs.kafkaconfig.dev -A; done
+# Evaluations build the next status from the cache: no read of a config is needed (issue 7).
+no_ get kafkatoolconfigs.kafkaconfig.dev -A
 yes_ patch kafkatoolconfigs.kafkaconfig.dev --subresource=status -n team-b
 for verb in list watch; do yes_ "$verb" globalclientdefaults.kafkaconfig.dev; done
 yes_ patch globalclientdefaults.kafkaconfig.dev --subresource=status
