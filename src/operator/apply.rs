@@ -114,8 +114,15 @@ fn hash_of(meta: &kube::core::ObjectMeta) -> Option<String> {
         .cloned()
 }
 
-/// Files of an output object we wrote, for the changed-keys diff.
-trait OutputFiles {
+/// An output object (ConfigMap or Secret): what the write paths need of it, and its files for
+/// the changed-keys diff.
+trait OutputFiles:
+    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + Clone
+    + DeserializeOwned
+    + Serialize
+    + Debug
+{
     fn files(&self) -> BTreeMap<String, String>;
 }
 
@@ -194,12 +201,7 @@ async fn ensure<K>(
     cached: Cached,
 ) -> Result<OutputState, Error>
 where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + DeserializeOwned
-        + Serialize
-        + Debug
-        + OutputFiles,
+    K: OutputFiles,
 {
     let name = object.name_any();
     let uid = owner.uid.ok_or(Error::MissingField("metadata.uid"))?;
@@ -319,7 +321,7 @@ async fn created<K>(
     previous_status_hash: Option<&str>,
 ) -> Result<OutputState, Error>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + OutputFiles,
+    K: OutputFiles,
 {
     let mut state = OutputState {
         wrote: true,
@@ -348,12 +350,7 @@ async fn update<K>(
     old: K,
 ) -> Result<OutputState, Error>
 where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + DeserializeOwned
-        + Serialize
-        + Debug
-        + OutputFiles,
+    K: OutputFiles,
 {
     let name = object.name_any();
     let namespace = api.namespace().unwrap_or_default().to_string();
