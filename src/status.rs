@@ -285,14 +285,7 @@ impl ContentHash {
 
     pub fn text(&self) -> String {
         match self {
-            ContentHash::Sha256(bytes) => {
-                let mut out = String::with_capacity(71);
-                out.push_str("sha256:");
-                for b in bytes {
-                    out.push_str(&format!("{b:02x}"));
-                }
-                out
-            }
+            ContentHash::Sha256(bytes) => crate::engine::render::hash_label(bytes),
             ContentHash::Text(text) => text.to_string(),
         }
     }

@@ -385,10 +385,14 @@ fn content_hash(
             None => hasher.update(b"absent"),
         }
     }
-    let digest = hasher.finalize();
-    let mut hex = String::with_capacity(71);
+    hash_label(&hasher.finalize())
+}
+
+/// `sha256:<hex>`: how a content hash is written in annotations and status.
+pub fn hash_label(digest: &[u8]) -> String {
+    let mut hex = String::with_capacity(7 + 2 * digest.len());
     hex.push_str("sha256:");
-    for byte in digest.iter() {
+    for byte in digest {
         let _ = write!(hex, "{byte:02x}");
     }
     hex

@@ -69,22 +69,23 @@ impl Drop for SourceData {
 
 impl fmt::Debug for Entry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Entry")
-            .field("key", &self.key)
-            .field("value", &Redacted)
-            .field("line", &self.line)
-            .finish()
+        entry_debug(f, "Entry", &self.key, self.line)
     }
 }
 
 impl fmt::Debug for CowEntry<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CowEntry")
-            .field("key", &self.key)
-            .field("value", &Redacted)
-            .field("line", &self.line)
-            .finish()
+        entry_debug(f, "CowEntry", &self.key, self.line)
     }
+}
+
+/// A parsed `key=value` pair with its value redacted, for both entry types.
+fn entry_debug(f: &mut fmt::Formatter<'_>, name: &str, key: &str, line: u32) -> fmt::Result {
+    f.debug_struct(name)
+        .field("key", &key)
+        .field("value", &Redacted)
+        .field("line", &line)
+        .finish()
 }
 
 impl fmt::Debug for LoadedFile<'_> {
