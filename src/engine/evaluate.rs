@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::args;
-use crate::engine::catalogue::configs::ConfigCatalogue;
+use crate::engine::catalogue::configs::{ConfigCatalogue, ConfigKey};
 use crate::engine::catalogue::tools::{Applied, OnlyWhen, Tool, ToolCatalogue, ToolOption};
 use crate::engine::globals::{self, GlobalDefaults, role_entries};
 use crate::engine::layers::{Contribution, KeyMap, Layer, Provenance, SecretOrigin, Source};
@@ -65,7 +65,34 @@ impl RoleView {
     }
 }
 
-fn file_contribution(provenance: &Provenance) -> Option<&Contribution> {
+/// Kafka's definition of each key of a [`RoleView`], in the view's key order (`None`: the role's
+/// config set has no such key). Looked up once per key and shared by the steps that need it
+/// (Kafka's default, validation, "is it a password"), each of which looked it up again before.
+pub type KeyDefs = Vec<Option<&'static ConfigKey>>;
+
+/// The definitions of every key of `view`.
+fn key_defs(role: Role, view: &RoleView) -> KeyDefs {
+    let set = ConfigCatalogue::get().set_for(role);
+    view.keys
+        .keys()
+        .map(|key| set.and_then(|set| set.get(key)))
+        .collect()
+}
+
+/// The definitions of `view`'s keys from `defs`, or looked up again when `defs` does not hold
+/// one per key (the view changed after they were taken).
+pub(crate) fn defs_for<'d>(
+    role: Role,
+    view: &RoleView,
+    defs: &'d BTreeMap<Role, KeyDefs>,
+) -> Cow<'d, [Option<&'static ConfigKey>]> {
+    match defs.get(&role) {
+        Some(known) if known.len() == view.keys.len() => Cow::Borrowed(known),
+        _ => Cow::Owned(key_defs(role, view)),
+    }
+}
+
+pub(crate) fn file_contribution(provenance: &Provenance) -> Option<&Contribution> {
     provenance
         .chain
         .iter()
@@ -183,6 +210,7 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
         ReferenceMode::Strict => Mode::Strict,
         ReferenceMode::Lenient => Mode::Lenient,
     };
+    let mut defs: BTreeMap<Role, KeyDefs> = BTreeMap::new();
     for (at, &role) in ev.roles.iter().enumerate() {
         // The last role to read the files takes their values instead of copying them.
         let take_values = at + 1 == ev.roles.len();
@@ -194,14 +222,21 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
             &applied,
             &mut ev.problems,
         );
-        let view = resolve(role, raws, &bindings, mode, &mut ev.source_problems);
+        let (view, view_defs) = resolve(role, raws, &bindings, mode, &mut ev.source_problems);
         ev.views.insert(role, view);
+        defs.insert(role, view_defs);
     }
 
-    choose_one_connection(tool, &mut ev.views, &mut ev.warnings);
+    let mut keys_changed = choose_one_connection(tool, &mut ev.views, &mut ev.warnings);
     if req.spec.output().secrets() == SecretsMode::Deferred {
         for view in ev.views.values_mut() {
             declare_deferred_providers(view);
+        }
+        keys_changed = true;
+    }
+    if keys_changed {
+        for (&role, view) in &ev.views {
+            defs.insert(role, key_defs(role, view));
         }
     }
 
@@ -209,7 +244,8 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
         check_override_policy(role, view, &applied, &mut ev.problems);
         warn_forced_by_tool(tool, req.spec.precedence(), role, view, &mut ev.warnings);
         warn_enforced(role, view, &mut ev.warnings);
-        validate::check_role(role, view, &mut ev.problems, &mut ev.warnings);
+        let view_defs = defs_for(role, view, &defs);
+        validate::check_role(role, view, &view_defs, &mut ev.problems, &mut ev.warnings);
         ev.shadowed.extend(shadowed(role, view));
     }
     check_required(tool, req.spec, &ev.views, &mut ev.problems);
@@ -221,7 +257,7 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
     ev.warnings.sort();
     ev.warnings.dedup();
     if ev.is_valid() {
-        match render::render(req, tool, &ev.views, &mut ev.warnings) {
+        match render::render(req, tool, &ev.views, &defs, &mut ev.warnings) {
             Ok(rendered) => ev.rendered = Some(rendered),
             Err(problems) => ev.problems.extend(problems),
         }
@@ -458,14 +494,25 @@ fn collect<'a>(
         }
     }
 
+    // The entries of one section share its label.
+    let mut section_source: Option<(&str, Source)> = None;
     for (section, key, value) in role_entries(&spec.properties, role) {
-        push(
-            &mut raws,
+        let source = match &section_source {
+            Some((name, source)) if *name == section => source.clone(),
+            _ => {
+                let source = Source::from(format!("properties.{section}"));
+                section_source = Some((section, source.clone()));
+                source
+            }
+        };
+        raws.push(Raw {
             key,
-            Layer::Properties,
-            format!("properties.{section}"),
-            value.to_text(),
-        );
+            layer: Layer::Properties,
+            source,
+            text: Cow::Owned(value.to_text()),
+            file_secret: None,
+            only_when: None,
+        });
     }
 
     for (option, text) in arg_values.iter().filter(|(o, _)| !is_before_file(o)) {
@@ -556,7 +603,7 @@ fn resolve(
     bindings: &Bindings,
     mode: Mode,
     problems: &mut Vec<Problem>,
-) -> RoleView {
+) -> (RoleView, KeyDefs) {
     // The providers in force are those of the config.providers value that wins.
     let providers = raws
         .iter()
@@ -604,46 +651,57 @@ fn resolve(
         keys_in_order.push((raw.key, contributions.len()));
         contributions.push(Some(contribution));
     }
-    // Grouped by key (ties keep their order: each key's values lowest layer first), then each
-    // chain reversed: the map is built from sorted keys in one pass instead of a tree insert per
-    // value. Sorting (key, position) pairs moves 24 bytes per step instead of a contribution; the
-    // stable sort keeps ties in order and makes use of runs that are already sorted.
+    // Grouped by key (ties keep their order: each key's values lowest layer first), each chain
+    // written highest first: the map is built from sorted keys in one pass instead of a tree
+    // insert per value. Sorting (key, position) pairs moves 24 bytes per step instead of a
+    // contribution; the stable sort keeps ties in order and makes use of runs that are already
+    // sorted. Each chain is allocated once at its final length: the key's values and Layer 0,
+    // Kafka's default for `explain`, from the key's definition, which is looked up once here and
+    // kept for validation and rendering.
     keys_in_order.sort_by(|a, b| a.0.cmp(b.0));
+    let set = ConfigCatalogue::get().set_for(role);
     let mut grouped: Vec<Provenance> = Vec::with_capacity(keys_in_order.len());
-    for (key, at) in keys_in_order {
-        let Some(contribution) = contributions.get_mut(at).and_then(Option::take) else {
+    let mut defs: KeyDefs = Vec::with_capacity(keys_in_order.len());
+    let mut rest = &keys_in_order[..];
+    while let Some(&(key, _)) = rest.first() {
+        let run = rest
+            .iter()
+            .position(|(k, _)| *k != key)
+            .unwrap_or(rest.len());
+        let (values, after) = rest.split_at(run);
+        rest = after;
+        let def = set.and_then(|set| set.get(key));
+        let default = def.and_then(|def| def.default.as_ref());
+        let mut chain = Vec::with_capacity(values.len() + usize::from(default.is_some()));
+        chain.extend(
+            values
+                .iter()
+                .rev()
+                .filter_map(|&(_, at)| contributions.get_mut(at).and_then(Option::take)),
+        );
+        if chain.is_empty() {
             continue;
-        };
-        match grouped.last_mut() {
-            Some(last) if last.key == key => last.chain.push(contribution),
-            _ => grouped.push(Provenance {
-                key: key.to_string(),
-                chain: vec![contribution],
-            }),
         }
-    }
-    for provenance in &mut grouped {
-        provenance.chain.reverse();
-    }
-    let mut keys = KeyMap::from_sorted(grouped);
-    add_kafka_defaults(role, &mut keys);
-    RoleView { keys, providers }
-}
-
-/// Layer 0 for `explain`: Kafka's default for every key that is set.
-fn add_kafka_defaults(role: Role, keys: &mut KeyMap) {
-    let catalogue = ConfigCatalogue::get();
-    for (key, chain) in keys.chains_mut() {
-        if let Some(def) = catalogue.key(role, key)
-            && let Some(default) = &def.default
-        {
+        if let Some(default) = default {
             chain.push(Contribution::new(
                 Layer::KafkaDefaults,
                 Source::fixed("Kafka default"),
                 default.clone(),
             ));
         }
+        grouped.push(Provenance {
+            key: key.to_string(),
+            chain,
+        });
+        defs.push(def);
     }
+    (
+        RoleView {
+            keys: KeyMap::from_sorted(grouped),
+            providers,
+        },
+        defs,
+    )
 }
 
 fn check_override_policy(
@@ -822,12 +880,13 @@ fn shadowed(role: Role, view: &RoleView) -> Vec<Shadowed> {
 
 /// Tools connect through one of `--bootstrap-server` / `--bootstrap-controller`: when both keys are
 /// set, the one from the higher layer is used and the other is left out of the file (the tool
-/// drops it, or the client refuses both), with a warning.
+/// drops it, or the client refuses both), with a warning. Returns whether a key was left out.
 fn choose_one_connection(
     tool: &Tool,
     views: &mut BTreeMap<Role, RoleView>,
     warnings: &mut Vec<Warning>,
-) {
+) -> bool {
+    let mut removed = false;
     for group in tool.required.iter().filter(|g| g.len() > 1) {
         let options: Vec<&ToolOption> = group.iter().filter_map(|n| tool.option(n)).collect();
         if options.len() < 2 {
@@ -851,6 +910,7 @@ fn choose_one_connection(
             };
             for (dropped, _, source) in present.iter().filter(|(o, _, _)| o.name != chosen.name) {
                 view.keys.remove(&dropped.key);
+                removed = true;
                 warnings.push(Warning {
                     key: dropped.key.clone(),
                     role: Some(*role),
@@ -866,6 +926,7 @@ fn choose_one_connection(
             }
         }
     }
+    removed
 }
 
 /// `output.secrets: Deferred` needs Kafka's directory and file config providers; declaring them

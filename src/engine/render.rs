@@ -8,9 +8,9 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::engine::args;
-use crate::engine::catalogue::configs::ConfigCatalogue;
+use crate::engine::catalogue::configs::{ConfigCatalogue, ConfigKey};
 use crate::engine::catalogue::tools::Tool;
-use crate::engine::evaluate::{Request, RoleView};
+use crate::engine::evaluate::{KeyDefs, Request, RoleView, defs_for, file_contribution};
 use crate::engine::layers::{Contribution, SecretOrigin};
 use crate::engine::mirror_maker;
 use crate::engine::outcome::{Problem, Reason, Warning};
@@ -82,6 +82,7 @@ pub fn render(
     req: &Request<'_>,
     tool: &Tool,
     views: &BTreeMap<Role, RoleView>,
+    defs: &BTreeMap<Role, KeyDefs>,
     warnings: &mut Vec<Warning>,
 ) -> Result<Rendered, Vec<Problem>> {
     let output = req.spec.output();
@@ -113,10 +114,11 @@ pub fn render(
                     .sum();
                 text.reserve(size + size / 4);
                 let mut providers: Option<BTreeSet<String>> = None;
-                for (key, contribution) in view.file_entries() {
+                let role_defs = defs_for(role, view, defs);
+                for (key, contribution, def) in entries(view, &role_defs) {
                     let value = contribution.value.as_str();
                     let secret_material = contribution.is_secret_sourced()
-                        || (sensitive::is_password_key(role, key)
+                        || (sensitive::is_password_key_defined(def, key)
                             && !value.is_empty()
                             && !sensitive::has_provider_reference(
                                 value,
@@ -140,7 +142,8 @@ pub fn render(
             let Some(view) = views.get(role) else {
                 continue;
             };
-            for (key, contribution) in view.file_entries() {
+            let role_defs = defs_for(*role, view, defs);
+            for (key, contribution, def) in entries(view, &role_defs) {
                 let value = if deferred {
                     match defer(contribution, &mount_path) {
                         Some((value, secrets, dir, file)) => {
@@ -161,7 +164,7 @@ pub fn render(
                     contribution.value.clone()
                 };
                 let secret_material = (!deferred && contribution.is_secret_sourced())
-                    || (sensitive::is_password_key(*role, key)
+                    || (sensitive::is_password_key_defined(def, key)
                         && !value.is_empty()
                         && !sensitive::has_provider_reference(
                             &value,
@@ -257,6 +260,18 @@ pub fn render(
         hash,
         secret_mounts: mounts.into_iter().collect(),
     })
+}
+
+/// A view's entries that go into its file, with each key's definition (for "is it a password")
+/// as the evaluation looked it up.
+fn entries<'v>(
+    view: &'v RoleView,
+    defs: &'v [Option<&'static ConfigKey>],
+) -> impl Iterator<Item = (&'v str, &'v Contribution, Option<&'static ConfigKey>)> {
+    view.keys
+        .values()
+        .zip(defs.iter().copied())
+        .filter_map(|(p, def)| file_contribution(p).map(|c| (p.key.as_str(), c, def)))
 }
 
 fn provider_names_with(view: &RoleView, deferred: bool) -> BTreeSet<String> {

@@ -2,7 +2,7 @@
 //! applies when a client starts, so a bad value fails here instead of in a pod.
 
 use crate::engine::catalogue::configs::{ConfigCatalogue, ConfigKey, ConfigType, Validator};
-use crate::engine::evaluate::RoleView;
+use crate::engine::evaluate::{RoleView, file_contribution};
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::sensitive::{self, REDACTED};
 use crate::engine::spec::Role;
@@ -51,9 +51,12 @@ const CONSUMER_PROTOCOL_ONLY: &[(&str, &[&str])] = &[
     ("classic", &["group.remote.assignor"]),
 ];
 
-pub fn check_role(
+/// Checks every key written to the role's file. `defs` holds Kafka's definition of each key of
+/// the view, in key order (what `set.get(key)` gives).
+pub(crate) fn check_role(
     role: Role,
     view: &RoleView,
+    defs: &[Option<&'static ConfigKey>],
     problems: &mut Vec<Problem>,
     warnings: &mut Vec<Warning>,
 ) {
@@ -64,9 +67,14 @@ pub fn check_role(
     let Some(set) = catalogue.set_for(role) else {
         return;
     };
+    debug_assert_eq!(defs.len(), view.keys.len());
     let mut suggestions_left = MAX_SUGGESTIONS;
-    for (key, contribution) in view.file_entries() {
-        let Some(def) = set.get(key) else {
+    for (provenance, def) in view.keys.values().zip(defs) {
+        let Some(contribution) = file_contribution(provenance) else {
+            continue;
+        };
+        let key = provenance.key.as_str();
+        let Some(def) = *def else {
             if role != Role::MirrorMaker && !has_open_prefix(key) {
                 // A config with many custom keys (interceptors, plugins) is deliberate, not a
                 // typo: suggestions stop after a few, which keeps large configs cheap to check.
