@@ -254,6 +254,14 @@ where
         // apply does not depend on it being the latest; the owner check is as good as the
         // cache's, and the files name the changed keys.
         Some(_) => match get_at_least(api, &name, cached_version.as_deref()).await? {
+            // The cache is behind the object (its watch is down or relisting after a 410, or
+            // has not brought in our last write yet): what was read decides, so content the
+            // output already holds is not written again.
+            Some(old) if holds(old.meta(), uid, &rendered.hash) => Ok(OutputState {
+                previous_hash: Some(rendered.hash.clone()),
+                hash: Some(rendered.hash.clone()),
+                ..OutputState::default()
+            }),
             Some(old) if is_controlled_by(old.meta(), uid) => {
                 update(api, metrics, kind, &object, rendered, old).await
             }
@@ -265,6 +273,14 @@ where
             }
         },
     }
+}
+
+/// Whether an output object, as read from the API server, is ours and already holds the content
+/// hashed `hash`: our hash annotation on files no other manager wrote.
+fn holds(meta: &kube::core::ObjectMeta, uid: &str, hash: &str) -> bool {
+    is_controlled_by(meta, uid)
+        && hash_of(meta).as_deref() == Some(hash)
+        && !foreign_data_owner(meta)
 }
 
 /// What decides between create, leave alone, update and conflict.
@@ -790,6 +806,47 @@ mod tests {
             json!({"f:data": {"f:producer.properties": {}}}),
         );
         assert!(foreign_data_owner(&meta(vec![ours, edit])));
+    }
+
+    #[test]
+    fn an_output_read_with_the_rendered_hash_is_not_written_again() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+            FieldsV1, ManagedFieldsEntry, OwnerReference,
+        };
+        // After a 410 the version cache still had the output at our previous hash, so the
+        // reconcile read it: the read object is what decides.
+        let read = |owner_uid: &str, hash: &str, editors: &[&str]| kube::api::ObjectMeta {
+            owner_references: Some(vec![OwnerReference {
+                controller: Some(true),
+                uid: owner_uid.into(),
+                ..OwnerReference::default()
+            }]),
+            annotations: Some([(HASH_ANNOTATION.to_string(), hash.to_string())].into()),
+            managed_fields: Some(
+                [MANAGER]
+                    .iter()
+                    .chain(editors)
+                    .map(|manager| ManagedFieldsEntry {
+                        manager: Some(manager.to_string()),
+                        fields_v1: Some(FieldsV1(json!({"f:data": {"f:producer.properties": {}}}))),
+                        ..ManagedFieldsEntry::default()
+                    })
+                    .collect(),
+            ),
+            ..kube::api::ObjectMeta::default()
+        };
+        assert!(holds(&read("u1", "sha256:new", &[]), "u1", "sha256:new"));
+        // Another content, another owner, or files someone else wrote: written.
+        assert!(!holds(&read("u1", "sha256:old", &[]), "u1", "sha256:new"));
+        assert!(!holds(&read("u2", "sha256:new", &[]), "u1", "sha256:new"));
+        assert!(!holds(
+            &read("u1", "sha256:new", &["kubectl-edit"]),
+            "u1",
+            "sha256:new"
+        ));
+        let mut unannotated = read("u1", "sha256:new", &[]);
+        unannotated.annotations = None;
+        assert!(!holds(&unannotated, "u1", "sha256:new"));
     }
 
     #[test]
