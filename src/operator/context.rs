@@ -285,6 +285,14 @@ impl Context {
         Some(status.clone())
     }
 
+    /// The content hash recorded by this operator's last status write of `key`, while the cache
+    /// does not hold that write yet.
+    pub fn unseen_written_hash(&self, key: &ConfigKey) -> Option<String> {
+        lock(&self.status_writes)
+            .get(key)
+            .and_then(|(_, status)| status.config_hash.clone())
+    }
+
     /// Called for every KafkaToolConfig watch event before the cache applies it: forgets a status
     /// write once the cache has it (or the config is gone).
     pub fn observe_config(&self, key: &ConfigKey, resource_version: Option<&str>, deleted: bool) {
