@@ -123,7 +123,10 @@ type Objects = HashMap<Box<str>, HashMap<Box<str>, Entry>>;
 struct State {
     current: Objects,
     /// Being rebuilt by a (re)list; replaces `current` when the list is complete, so objects
-    /// deleted while the watch was down disappear.
+    /// deleted while the watch was down disappear. A listed object is in `current` at once: its
+    /// event has already triggered the reconciles of the configs that read it, and those must
+    /// not find the version from before the watch went down (a multi-page list of a whole
+    /// cluster's ConfigMaps takes a while).
     relist: Option<Objects>,
 }
 
@@ -160,11 +163,17 @@ impl ObjectVersions {
             watcher::Event::Init => state.relist = Some(Objects::new()),
             watcher::Event::InitApply(object) => {
                 if let Some((namespace, name, entry)) = entry_of(object) {
-                    let target = match state.relist.as_mut() {
-                        Some(relist) => relist,
-                        None => &mut state.current,
-                    };
-                    insert(target, namespace, name, entry);
+                    // Nobody reads `current` before the first list completes: filling it then
+                    // would only double the start's peak.
+                    let relisting = self.synced.is_set();
+                    match state.relist.as_mut() {
+                        Some(relist) if relisting => {
+                            insert(relist, namespace, name, entry.clone());
+                            insert(&mut state.current, namespace, name, entry);
+                        }
+                        Some(relist) => insert(relist, namespace, name, entry),
+                        None => insert(&mut state.current, namespace, name, entry),
+                    }
                 }
             }
             watcher::Event::InitDone => {
@@ -342,11 +351,29 @@ mod tests {
         versions.observe(&Ev::InitDone);
         versions.observe(&Ev::Init);
         versions.observe(&Ev::InitApply(object("kept", "3")));
-        // Until the relist is complete the old view stays.
+        // Until the relist is complete an object it has not listed (yet) stays.
         assert!(versions.is_at("team-a", "gone", Some("1")));
         versions.observe(&Ev::InitDone);
         assert_eq!(versions.get("team-a", "gone"), Cached::Absent);
         assert!(versions.is_at("team-a", "kept", Some("3")));
+    }
+
+    #[test]
+    fn a_relisted_object_is_current_before_the_relist_completes() {
+        // After a 410 the watch lists again; each listed object triggers the configs that read
+        // it, whose reconciles may run before the last page: they must see the listed version,
+        // not the one from before the watch went down (they would find their recorded version,
+        // call the config unchanged, and the edit made meanwhile would be lost).
+        let versions = ObjectVersions::default();
+        versions.observe(&Ev::Init);
+        versions.observe(&Ev::InitApply(object("base", "7")));
+        versions.observe(&Ev::InitDone);
+        versions.observe(&Ev::Init);
+        versions.observe(&Ev::InitApply(object("base", "12")));
+        assert!(versions.is_at("team-a", "base", Some("12")));
+        assert!(!versions.is_at("team-a", "base", Some("7")));
+        versions.observe(&Ev::InitDone);
+        assert!(versions.is_at("team-a", "base", Some("12")));
     }
 
     #[test]
