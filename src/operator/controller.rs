@@ -567,6 +567,7 @@ fn controller(
 ) -> BoxFuture<'static, ()> {
     let report_ctx = ctx.clone();
     let generations = Arc::new(std::sync::Mutex::new(Generations::default()));
+    let (owned_tx, owned_rx) = unbounded_channel();
     let primary = watcher(
         scoped::<DeserializeGuard<KafkaToolConfig>>(client, scope),
         watcher::Config::default(),
@@ -589,14 +590,18 @@ fn controller(
     .modify(strip)
     .modify(compact_status)
     .reflect(writer)
-    // After the cache has the event: a status write is forgotten only once the cache holds it.
+    // After the cache has the event: a status write is forgotten only once the cache holds it,
+    // and the configs a relist found changed reconcile once the store has them.
     .inspect({
         let ctx = ctx.clone();
         let generations = generations.clone();
+        let tx = owned_tx.clone();
         move |event| {
             observe_config(&ctx, event);
             if let Ok(event) = event {
-                lock(&generations).observe(event);
+                for config in lock(&generations).observe(event) {
+                    let _ = tx.send(config);
+                }
             }
         }
     })
@@ -604,7 +609,6 @@ fn controller(
     .applied_objects()
     .try_filter(move |config| futures::future::ready(lock(&generations).changed(config)));
     let owned = watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={MANAGER}"));
-    let (owned_tx, owned_rx) = unbounded_channel();
     tokio::spawn(reconcile::keep_resyncing(reader.clone(), {
         let tx = owned_tx.clone();
         move |config| {

@@ -4,13 +4,20 @@
 //! keeps name, namespace and uid as three strings per config (about 190 bytes, 1.9 MB at
 //! N = 10,000); here the namespace is shared and the uid an integer (about 80 bytes).
 //!
-//! Fed from two places of one watch stream: [`Generations::observe`] sees every event before the
-//! cache does (a deletion forgets the config, a relist forgets those it no longer lists), and
-//! [`Generations::changed`] decides for each applied object after the cache has it.
+//! Fed from two places of one watch stream: [`Generations::observe`] sees every event (a
+//! deletion forgets the config, a relist forgets those it no longer lists), and
+//! [`Generations::changed`] decides for each applied object.
+//!
+//! A relist (after a 410, or any watch error) fills kube-runtime's store only at its end
+//! (`InitDone`): until then the store still holds the configs as they were before the watch went
+//! down. A config whose generation changed meanwhile is therefore not passed when it is listed
+//! (its reconcile would render the old spec, and the filter would never pass the new generation
+//! again) but released by [`Generations::observe`] at `InitDone`, once the store has it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
 use crate::operator::crd::KafkaToolConfig;
@@ -22,6 +29,11 @@ pub struct Generations {
     seen: HashMap<(Arc<str>, Box<str>), Seen>,
     /// Counts relists: entries not listed by the latest one are dropped when it completes.
     epoch: u32,
+    /// The first list is complete: an `Init` starts a relist.
+    listed: bool,
+    /// During a relist, the configs it found changed, released when it completes (kept across
+    /// attempts: a relist that fails is started again, and lists them again as seen).
+    deferred: Option<HashSet<(Arc<str>, Box<str>)>>,
 }
 
 #[derive(Debug)]
@@ -48,8 +60,24 @@ impl Generations {
         )
     }
 
-    /// Whether an applied config should reconcile: new, or another generation or uid.
+    /// Whether an applied config should reconcile now: new, or another generation or uid, and
+    /// not listed by a relist (see the module documentation).
     pub fn changed(&mut self, config: &KafkaToolConfig) -> bool {
+        if !self.differs(config) {
+            return false;
+        }
+        if self.deferred.is_none() {
+            return true;
+        }
+        let key = self.key(config);
+        if let Some(deferred) = self.deferred.as_mut() {
+            deferred.insert(key);
+        }
+        false
+    }
+
+    /// New, or another generation or uid than last seen (and now recorded as seen).
+    fn differs(&mut self, config: &KafkaToolConfig) -> bool {
         let key = self.key(config);
         let uid = config.metadata.uid.as_deref().map(Compact::new);
         let generation = config.metadata.generation;
@@ -78,10 +106,19 @@ impl Generations {
         }
     }
 
-    /// Every event of the watch, before the cache applies it.
-    pub fn observe(&mut self, event: &watcher::Event<KafkaToolConfig>) {
+    /// Every event of the watch, after the cache has applied it. Returns the configs a relist
+    /// found changed when it completes (the store has them now): they are to be reconciled.
+    pub fn observe(
+        &mut self,
+        event: &watcher::Event<KafkaToolConfig>,
+    ) -> Vec<ObjectRef<KafkaToolConfig>> {
         match event {
-            watcher::Event::Init => self.epoch = self.epoch.wrapping_add(1),
+            watcher::Event::Init => {
+                self.epoch = self.epoch.wrapping_add(1);
+                if self.listed && self.deferred.is_none() {
+                    self.deferred = Some(HashSet::new());
+                }
+            }
             watcher::Event::InitApply(config) => {
                 let key = self.key(config);
                 let epoch = self.epoch;
@@ -92,6 +129,15 @@ impl Generations {
             watcher::Event::InitDone => {
                 let epoch = self.epoch;
                 self.seen.retain(|_, seen| seen.epoch == epoch);
+                self.listed = true;
+                return self
+                    .deferred
+                    .take()
+                    .into_iter()
+                    .flatten()
+                    .filter(|key| self.seen.contains_key(key))
+                    .map(|(namespace, name)| ObjectRef::new(&name).within(&namespace))
+                    .collect();
             }
             watcher::Event::Delete(config) => {
                 let key = self.key(config);
@@ -99,6 +145,7 @@ impl Generations {
             }
             watcher::Event::Apply(_) => {}
         }
+        Vec::new()
     }
 }
 
@@ -129,6 +176,53 @@ mod tests {
         assert!(!generations.changed(&config("a", "other-uid", 1)));
         generations.observe(&watcher::Event::Delete(config("a", "other-uid", 1)));
         assert!(generations.changed(&config("a", "other-uid", 1)));
+    }
+
+    #[test]
+    fn a_config_changed_while_the_watch_was_down_passes_when_the_relist_has_filled_the_store() {
+        let mut generations = Generations::default();
+        let refs = |configs: &[&str]| -> Vec<ObjectRef<KafkaToolConfig>> {
+            configs
+                .iter()
+                .map(|name| ObjectRef::new(name).within("team-a"))
+                .collect()
+        };
+        // The first list passes everything at once (kube-runtime holds reconciles until its
+        // store is ready).
+        assert!(generations.observe(&watcher::Event::Init).is_empty());
+        generations.observe(&watcher::Event::InitApply(config("a", "u1", 1)));
+        assert!(generations.changed(&config("a", "u1", 1)));
+        generations.observe(&watcher::Event::InitApply(config("b", "u2", 1)));
+        assert!(generations.changed(&config("b", "u2", 1)));
+        assert!(generations.observe(&watcher::Event::InitDone).is_empty());
+        // 410: a first relist attempt lists `a` at its new generation, then fails; the store
+        // still holds generation 1, so `a` is not passed yet.
+        generations.observe(&watcher::Event::Init);
+        generations.observe(&watcher::Event::InitApply(config("a", "u1", 2)));
+        assert!(!generations.changed(&config("a", "u1", 2)));
+        // The next attempt lists it again (seen by now) and completes: `a` is released.
+        generations.observe(&watcher::Event::Init);
+        for c in [config("a", "u1", 2), config("b", "u2", 1)] {
+            generations.observe(&watcher::Event::InitApply(c.clone()));
+            assert!(!generations.changed(&c));
+        }
+        assert_eq!(generations.observe(&watcher::Event::InitDone), refs(&["a"]));
+        // Watching again: edits pass at once.
+        assert!(generations.changed(&config("b", "u2", 2)));
+        assert!(generations.observe(&watcher::Event::InitDone).is_empty());
+    }
+
+    #[test]
+    fn a_config_a_relist_found_changed_and_then_no_longer_lists_is_not_released() {
+        let mut generations = Generations::default();
+        generations.observe(&watcher::Event::Init);
+        assert!(generations.changed(&config("a", "u1", 1)));
+        generations.observe(&watcher::Event::InitDone);
+        generations.observe(&watcher::Event::Init);
+        assert!(!generations.changed(&config("a", "u1", 2)));
+        // deleted before the next attempt lists
+        generations.observe(&watcher::Event::Init);
+        assert!(generations.observe(&watcher::Event::InitDone).is_empty());
     }
 
     #[test]
