@@ -309,6 +309,25 @@ impl Context {
         }
     }
 
+    /// After a (re)list has filled the stores: forgets the status writes the cache now holds, and
+    /// those of configs it no longer has (deleted while the watch was down).
+    pub fn forget_cached_status_writes(&self) {
+        let mut writes = lock(&self.status_writes);
+        writes.retain(|(namespace, name), (written, _)| {
+            let reference = ObjectRef::new(name).within(namespace);
+            self.configs
+                .iter()
+                .find_map(|store| store.get(&reference))
+                .is_some_and(|cached| {
+                    !cached
+                        .metadata
+                        .resource_version
+                        .as_deref()
+                        .is_some_and(|seen| includes(seen, written))
+                })
+        });
+    }
+
     pub fn succeeded(&self, key: &ConfigKey) {
         lock(&self.failures).remove(key);
     }

@@ -96,11 +96,17 @@ fn compact_status(config: &mut KafkaToolConfig) {
 }
 
 /// Lets the context forget a status write once the watch has brought it into the cache (called
-/// after the reflector has applied the event).
+/// after the reflector has applied the event). A listed object is in the store only when its
+/// list completes (kube-runtime swaps a relist in at `InitDone`): until then a reconcile still
+/// finds the status from before the watch went down, and builds on our write instead.
 fn observe_config(ctx: &Context, event: &Result<watcher::Event<KafkaToolConfig>, watcher::Error>) {
     let (config, deleted) = match event {
-        Ok(watcher::Event::Apply(c) | watcher::Event::InitApply(c)) => (c, false),
+        Ok(watcher::Event::Apply(c)) => (c, false),
         Ok(watcher::Event::Delete(c)) => (c, true),
+        Ok(watcher::Event::InitDone) => {
+            ctx.forget_cached_status_writes();
+            return;
+        }
         _ => return,
     };
     let key = (config.namespace().unwrap_or_default(), config.name_any());
@@ -998,6 +1004,66 @@ mod tests {
             "sha256:cd".into()
         )));
         assert!(!recorded(&reader, &owner, None, || None));
+    }
+
+    fn listed(name: &str, version: &str) -> KafkaToolConfig {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "kafkaconfig.dev/v1alpha1",
+            "kind": "KafkaToolConfig",
+            "metadata": {"name": name, "namespace": "ns", "resourceVersion": version},
+            "spec": {"tool": "kafka-console-producer"},
+        }))
+        .expect("a valid KafkaToolConfig")
+    }
+
+    #[tokio::test]
+    async fn a_status_write_is_forgotten_only_when_a_relist_has_put_it_in_the_store() {
+        // A client is only needed to build the context; nothing is sent.
+        let Ok(uri) = "http://127.0.0.1:1".parse() else {
+            panic!("a valid URI");
+        };
+        let Ok(client) = Client::try_from(kube::Config::new(uri)) else {
+            panic!("cannot build a client");
+        };
+        let (configs, mut writer) = reflector::store::<KafkaToolConfig>();
+        let ctx = Context::new(
+            client,
+            Arc::new(Metrics::new()),
+            reflector::store::<PartialObjectMeta<Namespace>>().0,
+            reflector::store::<GlobalClientDefaults>().0,
+            vec![configs],
+            Arc::new(AtomicBool::new(true)),
+            None,
+        );
+        let mut feed = |event: watcher::Event<KafkaToolConfig>| {
+            writer.apply_watcher_event(&event);
+            observe_config(&ctx, &Ok(event));
+        };
+        feed(watcher::Event::Init);
+        feed(watcher::Event::InitApply(listed("orders", "10")));
+        feed(watcher::Event::InitApply(listed("gone", "11")));
+        feed(watcher::Event::InitDone);
+        let written = KafkaToolConfigStatus {
+            config_hash: Some("sha256:b".into()),
+            ..KafkaToolConfigStatus::default()
+        };
+        let orders = ("ns".to_string(), "orders".to_string());
+        let gone = ("ns".to_string(), "gone".to_string());
+        ctx.status_written(&orders, Some("12".into()), &written);
+        ctx.status_written(&gone, Some("13".into()), &written);
+        // The watch expires; the relist lists our write, but the store shows it only at the end:
+        // a reconcile meanwhile (the store's object is at 10) builds on our write.
+        feed(watcher::Event::Init);
+        feed(watcher::Event::InitApply(listed("orders", "12")));
+        assert!(ctx.unseen_status_write(&orders, Some("10")).is_some());
+        assert_eq!(
+            ctx.unseen_written_hash(&orders).as_deref(),
+            Some("sha256:b")
+        );
+        // `gone` was deleted while the watch was down: the relist does not list it.
+        feed(watcher::Event::InitDone);
+        assert_eq!(ctx.unseen_written_hash(&orders), None);
+        assert_eq!(ctx.unseen_written_hash(&gone), None);
     }
 
     #[test]
