@@ -179,25 +179,28 @@ struct KeptEntry {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Word(u32);
 
-/// Every distinct [`Word`] seen, never shrinking: key names come from the Kafka catalogue and
-/// the configs' own keys, so they number in the hundreds to thousands.
-#[derive(Default)]
+/// Every distinct [`Word`] seen, up to a limit. Words are never dropped (a cached status refers
+/// to them by id): key names come from the Kafka catalogue and the configs' own keys, so they
+/// number in the hundreds to thousands, but the configs' keys are anyone's to choose, and a
+/// stream of new ones (generated names, a churn of configs) would grow the table for the life of
+/// the process. Beyond [`WORDS_LIMIT`] no word is added: a status that needs a new one is cached
+/// whole instead of projected ([`KafkaToolConfigStatus::cached`]), which costs memory per such
+/// config, not for ever.
 struct Words {
     ids: std::collections::HashMap<std::sync::Arc<str>, u32>,
     texts: Vec<std::sync::Arc<str>>,
+    limit: usize,
 }
+
+/// Words the process-wide table holds at most: about 1 MB of short names.
+const WORDS_LIMIT: usize = 16_384;
 
 /// The first words, at fixed ids: checks of the Ready condition need no lock.
 const FIXED_WORDS: [&str; 6] = [READY, SOURCES_RESOLVED, VALID, "True", "False", "Unknown"];
 const WORD_READY: Word = Word(0);
 
-static WORDS: std::sync::LazyLock<std::sync::Mutex<Words>> = std::sync::LazyLock::new(|| {
-    let mut words = Words::default();
-    for text in FIXED_WORDS {
-        words.word(text);
-    }
-    std::sync::Mutex::new(words)
-});
+static WORDS: std::sync::LazyLock<std::sync::Mutex<Words>> =
+    std::sync::LazyLock::new(|| std::sync::Mutex::new(Words::new(WORDS_LIMIT)));
 
 fn words() -> std::sync::MutexGuard<'static, Words> {
     WORDS
@@ -206,15 +209,32 @@ fn words() -> std::sync::MutexGuard<'static, Words> {
 }
 
 impl Words {
-    fn word(&mut self, text: &str) -> Word {
-        if let Some(id) = self.ids.get(text) {
-            return Word(*id);
+    /// A table of at most `limit` words (at least the fixed ones, at their ids).
+    fn new(limit: usize) -> Self {
+        let mut words = Words {
+            ids: std::collections::HashMap::new(),
+            texts: Vec::new(),
+            limit: limit.max(FIXED_WORDS.len()),
+        };
+        for text in FIXED_WORDS {
+            words.word(text);
         }
-        let id = u32::try_from(self.texts.len()).unwrap_or(u32::MAX);
+        words
+    }
+
+    /// The word for `text`; `None` when it is new and the table is full.
+    fn word(&mut self, text: &str) -> Option<Word> {
+        if let Some(id) = self.ids.get(text) {
+            return Some(Word(*id));
+        }
+        if self.texts.len() >= self.limit {
+            return None;
+        }
+        let id = u32::try_from(self.texts.len()).ok()?;
         let shared: std::sync::Arc<str> = text.into();
         self.texts.push(shared.clone());
         self.ids.insert(shared, id);
-        Word(id)
+        Some(Word(id))
     }
 
     fn text(&self, word: Word) -> &str {
@@ -292,41 +312,53 @@ impl ContentHash {
 }
 
 impl Kept {
-    fn of(status: &KafkaToolConfigStatus) -> Self {
-        let digest = digest(status);
-        let mut words = words();
-        Kept {
-            digest,
-            transitions: status
-                .conditions
-                .iter()
-                .map(|c| Transition {
-                    type_: words.word(&c.type_),
-                    status: words.word(&c.status),
+    /// `None` when a word of the status does not fit in `words` any more.
+    fn of(status: &KafkaToolConfigStatus, words: &mut Words) -> Option<Self> {
+        let transitions = status
+            .conditions
+            .iter()
+            .map(|c| {
+                Some(Transition {
+                    type_: words.word(&c.type_)?,
+                    status: words.word(&c.status)?,
                     time: Time::new(&c.last_transition_time),
                 })
-                .collect(),
-            ready: status
-                .condition(READY)
-                .map(|c| (words.word(&c.reason), c.observed_generation)),
-            history: status
-                .history
-                .iter()
-                .map(|h| KeptEntry {
+            })
+            .collect::<Option<_>>()?;
+        let ready = match status.condition(READY) {
+            Some(c) => Some((words.word(&c.reason)?, c.observed_generation)),
+            None => None,
+        };
+        let history = status
+            .history
+            .iter()
+            .map(|h| {
+                Some(KeptEntry {
                     revision: h.revision,
                     hash: ContentHash::new(&h.hash),
                     time: Time::new(&h.time),
-                    changed_keys: h.changed_keys.iter().map(|k| words.word(k)).collect(),
+                    changed_keys: h
+                        .changed_keys
+                        .iter()
+                        .map(|k| words.word(k))
+                        .collect::<Option<_>>()?,
                     cause: h.cause.as_str().into(),
                 })
-                .collect(),
-            output_keys: status
-                .output
-                .iter()
-                .flat_map(|o| &o.keys)
-                .map(|k| words.word(k))
-                .collect(),
-        }
+            })
+            .collect::<Option<_>>()?;
+        let output_keys = status
+            .output
+            .iter()
+            .flat_map(|o| &o.keys)
+            .map(|k| words.word(k))
+            .collect::<Option<_>>()?;
+        Some(Kept {
+            digest: digest(status),
+            transitions,
+            ready,
+            history,
+            output_keys,
+        })
     }
 }
 
@@ -372,13 +404,35 @@ impl KafkaToolConfigStatus {
     /// (history, transition times, output keys) with a digest of the whole. Messages, warnings
     /// and shadowed keys (most of a status: about 1.7 KB per config at N = 10,000) are not
     /// kept: an evaluation builds them anew, and no reconcile reads the config again.
+    ///
+    /// When the process's word table is full and the status needs a new word, the status is
+    /// kept whole (see [`Words`]): it is then compared as it is, like a status built by hand.
     pub fn cached(self) -> Self {
-        let kept = match self.kept {
-            Some(kept) => kept,
-            None => Box::new(Kept::of(&self)),
-        };
+        if self.kept.is_some() {
+            return self.project();
+        }
+        let mut words = words();
+        self.cached_in(&mut words)
+    }
+
+    fn cached_in(self, words: &mut Words) -> Self {
+        if self.kept.is_some() {
+            return self.project();
+        }
+        match Kept::of(&self, words) {
+            Some(kept) => Self {
+                kept: Some(Box::new(kept)),
+                ..self
+            }
+            .project(),
+            None => self,
+        }
+    }
+
+    /// Drops what [`KafkaToolConfigStatus::cached`] does not keep; `self.kept` is set.
+    fn project(self) -> Self {
         Self {
-            kept: Some(kept),
+            kept: self.kept,
             observed_generation: self.observed_generation,
             conditions: Vec::new(),
             config_hash: self.config_hash,
@@ -902,6 +956,37 @@ mod tests {
         // A status that is no projection is never taken for one.
         assert!(stored.rebuilt().is_none());
         assert!(stored.differs_from_stored(&again));
+    }
+
+    #[test]
+    fn the_word_table_is_bounded_and_a_status_whose_words_do_not_fit_is_cached_whole() {
+        let full = full_status();
+        // Room for the fixed words and one more.
+        let mut words = Words::new(FIXED_WORDS.len() + 1);
+        assert_eq!(words.word(READY), Some(WORD_READY));
+        assert_eq!(words.word("Rendered"), Some(Word(6)));
+        assert_eq!(words.word("AllFound"), None, "full");
+        assert_eq!(
+            words.word("Rendered"),
+            Some(Word(6)),
+            "a known word still is"
+        );
+        assert_eq!(words.texts.len(), FIXED_WORDS.len() + 1);
+        // `full` needs AllFound, key and file names: it is kept whole, and compared as it is.
+        let cached = full.clone().cached_in(&mut words);
+        assert_eq!(cached, full);
+        assert!(cached.rebuilt().is_none());
+        assert_eq!(cached.ready_status(), Some(("True", Some(7))));
+        assert_eq!(
+            words.texts.len(),
+            FIXED_WORDS.len() + 1,
+            "the table did not grow"
+        );
+        // With room, the same status is projected.
+        let mut words = Words::new(64);
+        let projected = full.clone().cached_in(&mut words);
+        assert!(projected.kept.is_some() && projected.conditions.is_empty());
+        assert_eq!(projected.clone().cached_in(&mut words), projected);
     }
 
     #[test]
