@@ -401,6 +401,12 @@ fn audit_writes(cluster: &Cluster, world: &World) -> Vec<(String, String, String
             e["impersonatedUser"]["username"] == SA_USER || e["user"]["username"] == SA_USER
         })
         .filter(|e| e["objectRef"]["namespace"] == ns)
+        .filter(|e| {
+            matches!(
+                e["verb"].as_str(),
+                Some("create" | "update" | "patch" | "delete" | "deletecollection")
+            )
+        })
         .map(|e| {
             (
                 e["verb"].as_str().unwrap_or_default().to_string(),
