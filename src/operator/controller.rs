@@ -635,11 +635,22 @@ fn controller(
         watcher(scoped::<PartialObjectMeta<Secret>>(client, scope), owned).default_backoff(),
         ctx.clone(),
         reader.clone(),
-        owned_tx,
+        owned_tx.clone(),
     ));
     // The version caches see each event before it becomes a trigger, so a reconcile started by
-    // an edit never finds the old resourceVersion there.
+    // an edit never finds the old resourceVersion there. What a relist no longer lists (deleted
+    // while the watch was down) reconciles every config that reads it, an output's owner too.
+    let gone = |ctx: Arc<Context>, kind: SourceKind, tx: UnboundedSender<_>| {
+        move |objects: Vec<(String, String)>| {
+            for (namespace, name) in objects {
+                for (namespace, config) in lock(&ctx.index).dependants(&namespace, kind, &name) {
+                    let _ = tx.send(ObjectRef::new(&config).within(&namespace));
+                }
+            }
+        }
+    };
     let cm_versions = versions.config_maps.clone();
+    let cm_gone = gone(ctx.clone(), SourceKind::ConfigMap, owned_tx.clone());
     let config_maps = watcher(
         scoped::<PartialObjectMeta<ConfigMap>>(client, scope),
         watcher::Config::default(),
@@ -647,11 +658,12 @@ fn controller(
     .default_backoff()
     .inspect(move |event| {
         if let Ok(event) = event {
-            cm_versions.observe(event);
+            cm_gone(cm_versions.observe(event));
         }
     })
     .touched_objects();
     let secret_versions = versions.secrets.clone();
+    let secret_gone = gone(ctx.clone(), SourceKind::Secret, owned_tx);
     let secrets = watcher(
         scoped::<PartialObjectMeta<Secret>>(client, scope),
         watcher::Config::default(),
@@ -659,7 +671,7 @@ fn controller(
     .default_backoff()
     .inspect(move |event| {
         if let Ok(event) = event {
-            secret_versions.observe(event);
+            secret_gone(secret_versions.observe(event));
         }
     })
     .touched_objects();

@@ -150,8 +150,11 @@ pub struct ObjectVersions {
 }
 
 impl ObjectVersions {
-    /// Feeds one event of the scope's metadata-only watch.
-    pub fn observe<K>(&self, event: &watcher::Event<PartialObjectMeta<K>>)
+    /// Feeds one event of the scope's metadata-only watch. Returns, when a relist completes, the
+    /// objects (namespace, name) it no longer lists: deleted while the watch was down, of which
+    /// no event tells (kube-runtime's relist sends the objects it lists, nothing for the others),
+    /// so the configs that read them are to be reconciled.
+    pub fn observe<K>(&self, event: &watcher::Event<PartialObjectMeta<K>>) -> Vec<(String, String)>
     where
         PartialObjectMeta<K>: Resource,
     {
@@ -177,10 +180,23 @@ impl ObjectVersions {
                 }
             }
             watcher::Event::InitDone => {
+                let mut gone = Vec::new();
                 if let Some(relist) = state.relist.take() {
+                    if self.synced.is_set() {
+                        for (namespace, names) in &state.current {
+                            let listed = relist.get(namespace);
+                            gone.extend(
+                                names
+                                    .keys()
+                                    .filter(|name| listed.is_none_or(|l| !l.contains_key(*name)))
+                                    .map(|name| (namespace.to_string(), name.to_string())),
+                            );
+                        }
+                    }
                     state.current = relist;
                 }
                 self.synced.mark();
+                return gone;
             }
             watcher::Event::Apply(object) => {
                 if let Some((namespace, name, entry)) = entry_of(object) {
@@ -199,6 +215,7 @@ impl ObjectVersions {
                 }
             }
         }
+        Vec::new()
     }
 
     pub fn get(&self, namespace: &str, name: &str) -> Cached {
@@ -353,9 +370,21 @@ mod tests {
         versions.observe(&Ev::InitApply(object("kept", "3")));
         // Until the relist is complete an object it has not listed (yet) stays.
         assert!(versions.is_at("team-a", "gone", Some("1")));
-        versions.observe(&Ev::InitDone);
+        assert_eq!(
+            versions.observe(&Ev::InitDone),
+            [("team-a".to_string(), "gone".to_string())],
+            "reported, so the configs that read it are reconciled"
+        );
         assert_eq!(versions.get("team-a", "gone"), Cached::Absent);
         assert!(versions.is_at("team-a", "kept", Some("3")));
+        // Nothing is reported by a first list, nor by a relist that lists everything.
+        let fresh = ObjectVersions::default();
+        fresh.observe(&Ev::Init);
+        fresh.observe(&Ev::InitApply(object("kept", "3")));
+        assert!(fresh.observe(&Ev::InitDone).is_empty());
+        fresh.observe(&Ev::Init);
+        fresh.observe(&Ev::InitApply(object("kept", "3")));
+        assert!(fresh.observe(&Ev::InitDone).is_empty());
     }
 
     #[test]
