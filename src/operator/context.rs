@@ -328,6 +328,26 @@ impl Context {
         });
     }
 
+    /// A config is gone (a Delete event): its edges in the reverse index and its failure count
+    /// go with it.
+    pub fn forget_config(&self, key: &ConfigKey) {
+        lock(&self.index).forget(key);
+        lock(&self.failures).remove(key);
+    }
+
+    /// After a (re)list has filled the stores: forgets the configs no store has any more (deleted
+    /// while the watch was down), as [`Context::forget_config`] does for a Delete event.
+    pub fn forget_gone_configs(&self) {
+        let cached = |(namespace, name): &ConfigKey| {
+            let reference = ObjectRef::new(name).within(namespace);
+            self.configs
+                .iter()
+                .any(|store| store.get(&reference).is_some())
+        };
+        lock(&self.index).retain(cached);
+        lock(&self.failures).retain(|key, _| cached(key));
+    }
+
     pub fn succeeded(&self, key: &ConfigKey) {
         lock(&self.failures).remove(key);
     }

@@ -98,19 +98,24 @@ fn compact_status(config: &mut KafkaToolConfig) {
 /// Lets the context forget a status write once the watch has brought it into the cache (called
 /// after the reflector has applied the event). A listed object is in the store only when its
 /// list completes (kube-runtime swaps a relist in at `InitDone`): until then a reconcile still
-/// finds the status from before the watch went down, and builds on our write instead.
+/// finds the status from before the watch went down, and builds on our write instead. A deleted
+/// config leaves the reverse index (also one deleted while the watch was down, at `InitDone`).
 fn observe_config(ctx: &Context, event: &Result<watcher::Event<KafkaToolConfig>, watcher::Error>) {
     let (config, deleted) = match event {
         Ok(watcher::Event::Apply(c)) => (c, false),
         Ok(watcher::Event::Delete(c)) => (c, true),
         Ok(watcher::Event::InitDone) => {
             ctx.forget_cached_status_writes();
+            ctx.forget_gone_configs();
             return;
         }
         _ => return,
     };
     let key = (config.namespace().unwrap_or_default(), config.name_any());
     ctx.observe_config(&key, config.resource_version().as_deref(), deleted);
+    if deleted {
+        ctx.forget_config(&key);
+    }
 }
 
 /// Marks `synced` when a watch stream finishes its initial list.
@@ -1073,9 +1078,20 @@ mod tests {
             Some("sha256:b")
         );
         // `gone` was deleted while the watch was down: the relist does not list it.
+        let base = |name: &str| crate::engine::sources::SourceRef {
+            kind: SourceKind::ConfigMap,
+            name: name.into(),
+        };
+        lock(&ctx.index).record(&orders, &[base("base")], &[]);
+        lock(&ctx.index).record(&gone, &[base("base")], &[]);
         feed(watcher::Event::InitDone);
         assert_eq!(ctx.unseen_written_hash(&orders), None);
         assert_eq!(ctx.unseen_written_hash(&gone), None);
+        // …and leaves the reverse index; so does a config deleted while watched.
+        let readers = || lock(&ctx.index).dependants("ns", SourceKind::ConfigMap, "base");
+        assert_eq!(readers(), std::slice::from_ref(&orders));
+        feed(watcher::Event::Delete(listed("orders", "14")));
+        assert!(readers().is_empty());
     }
 
     #[test]

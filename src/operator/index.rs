@@ -212,6 +212,20 @@ impl ReverseIndex {
         }
     }
 
+    /// Forgets every config `keep` says no to (deleted while the watch was down: no Delete
+    /// event came for it).
+    pub fn retain(&mut self, keep: impl Fn(&ConfigKey) -> bool) {
+        let gone: Vec<ConfigKey> = self
+            .edges
+            .keys()
+            .map(|config| config.key())
+            .filter(|key| !keep(key))
+            .collect();
+        for config in &gone {
+            self.forget(config);
+        }
+    }
+
     /// The configs that read this source.
     pub fn dependants(&self, namespace: &str, kind: SourceKind, name: &str) -> Vec<ConfigKey> {
         let Some(namespace) = self.namespaces.get(namespace) else {
@@ -263,6 +277,21 @@ mod tests {
             vec![key("a", "one")]
         );
         assert!(index.dependants("a", SourceKind::Secret, "base").is_empty());
+    }
+
+    #[test]
+    fn a_config_no_longer_kept_leaves_no_edge() {
+        let mut index = ReverseIndex::default();
+        index.record(&key("a", "one"), &[cm("base")], &["prod".into()]);
+        index.record(&key("a", "two"), &[cm("base")], &[]);
+        index.retain(|config| config.1 != "one");
+        assert_eq!(
+            index.dependants("a", SourceKind::ConfigMap, "base"),
+            vec![key("a", "two")]
+        );
+        assert!(index.applied_by("prod").is_empty());
+        index.retain(|_| false);
+        assert!(index.edges.is_empty() && index.dependants.is_empty() && index.globals.is_empty());
     }
 
     #[test]
