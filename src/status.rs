@@ -734,10 +734,10 @@ pub fn build(
         .iter()
         .take(MAX_STATUS_WARNINGS)
         .map(|w| StatusWarning {
-            key: w.key.clone(),
+            key: w.key.to_string(),
             role: w.role,
             reason: w.reason.to_string(),
-            message: w.message.clone(),
+            message: w.message.to_string(),
         })
         .collect();
     if ev.warnings.len() > MAX_STATUS_WARNINGS {

@@ -161,7 +161,7 @@ pub fn build(
                 .filter(|n| emitted.contains(n))
                 .collect();
             warnings.push(Warning {
-                key: option.key.clone(),
+                key: option.key.clone().into(),
                 role: None,
                 reason: Reason::ConflictingKeys,
                 message: format!(
@@ -170,7 +170,8 @@ pub fn build(
                     group.join(" / --"),
                     chosen.join(", --"),
                     option.key
-                ),
+                )
+                .into(),
             });
             continue;
         }
@@ -181,7 +182,7 @@ pub fn build(
                     args.push(format!("--{}", option.name));
                 } else if option.default.as_ref() != Some(&value.value) {
                     warnings.push(Warning {
-                        key: option.key.clone(),
+                        key: option.key.clone().into(),
                         role: None,
                         reason: Reason::ForcedByTool,
                         message: format!(
@@ -192,7 +193,7 @@ pub fn build(
                             option.name,
                             option.default.as_deref().unwrap_or("its default"),
                             value.source
-                        ),
+                        ).into(),
                     });
                 }
             }

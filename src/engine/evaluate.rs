@@ -8,8 +8,8 @@ use crate::engine::args;
 use crate::engine::catalogue::configs::{ConfigCatalogue, ConfigKey};
 use crate::engine::catalogue::tools::{Applied, OnlyWhen, Tool, ToolCatalogue, ToolOption};
 use crate::engine::globals::{self, GlobalDefaults, role_entries};
-use crate::engine::layers::{Contribution, KeyMap, Layer, Provenance, SecretOrigin, Source};
-use crate::engine::outcome::{Problem, Reason, Shadowed, Warning};
+use crate::engine::layers::{Chain, Contribution, KeyMap, Layer, Provenance, SecretOrigin, Source};
+use crate::engine::outcome::{Problem, Reason, Shadowed, Text, Warning};
 use crate::engine::properties::CowEntry;
 use crate::engine::reference::{self, Bindings, Mode, ReferenceError};
 use crate::engine::render::{self, Rendered};
@@ -194,14 +194,14 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
             ev.globals_applied.push(global.name.clone());
         } else {
             ev.warnings.push(Warning {
-                key: String::new(),
+                key: Text::default(),
                 role: None,
                 reason: Reason::GlobalDefaultsInvalid,
                 message: format!(
                     "GlobalClientDefaults {} selects this config but is invalid and was not applied: {}",
                     global.name,
                     problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
-                ),
+                ).into(),
             });
         }
     }
@@ -672,7 +672,7 @@ fn resolve(
         rest = after;
         let def = set.and_then(|set| set.get(key));
         let default = def.and_then(|def| def.default.as_ref());
-        let mut chain = Vec::with_capacity(values.len() + usize::from(default.is_some()));
+        let mut chain = Chain::with_capacity(values.len() + usize::from(default.is_some()));
         chain.extend(
             values
                 .iter()
@@ -777,10 +777,10 @@ fn warn_forced_by_tool(
             ),
         };
         warnings.push(Warning {
-            key: key.clone(),
+            key: key.clone().into(),
             role: Some(role),
             reason: Reason::ForcedByTool,
-            message,
+            message: message.into(),
         });
     }
 }
@@ -801,13 +801,14 @@ fn warn_enforced(role: Role, view: &RoleView, warnings: &mut Vec<Warning>) {
             && winner.value != below.value
         {
             warnings.push(Warning {
-                key: provenance.key.clone(),
+                key: provenance.key.clone().into(),
                 role: Some(role),
                 reason: Reason::Enforced,
                 message: format!(
                     "{} overrides the value from {}",
                     winner.source, below.source
-                ),
+                )
+                .into(),
             });
         }
     }
@@ -912,7 +913,7 @@ fn choose_one_connection(
                 view.keys.remove(&dropped.key);
                 removed = true;
                 warnings.push(Warning {
-                    key: dropped.key.clone(),
+                    key: dropped.key.clone().into(),
                     role: Some(*role),
                     reason: Reason::ConflictingKeys,
                     message: format!(
@@ -921,7 +922,7 @@ fn choose_one_connection(
                         group.join(" / --"),
                         chosen.key,
                         dropped.key
-                    ),
+                    ).into(),
                 });
             }
         }

@@ -249,7 +249,123 @@ impl Contribution {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Provenance {
     pub key: String,
-    pub chain: Vec<Contribution>,
+    pub chain: Chain,
+}
+
+/// The contributions of one key, highest precedence first, read as a slice. Most keys have one
+/// value, which is held inline: a chain allocates only from its second contribution on.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Chain(ChainRepr);
+
+#[derive(Clone, PartialEq, Eq)]
+enum ChainRepr {
+    One(Contribution),
+    Many(Vec<Contribution>),
+}
+
+impl Chain {
+    /// An empty chain (no allocation).
+    pub const fn new() -> Self {
+        Chain(ChainRepr::Many(Vec::new()))
+    }
+
+    /// An empty chain with room for `capacity` contributions (allocated only beyond one).
+    pub fn with_capacity(capacity: usize) -> Self {
+        if capacity <= 1 {
+            Chain::new()
+        } else {
+            Chain(ChainRepr::Many(Vec::with_capacity(capacity)))
+        }
+    }
+
+    pub fn push(&mut self, contribution: Contribution) {
+        match &mut self.0 {
+            ChainRepr::Many(all) if all.is_empty() && all.capacity() == 0 => {
+                self.0 = ChainRepr::One(contribution);
+            }
+            ChainRepr::Many(all) => all.push(contribution),
+            ChainRepr::One(_) => {
+                let mut all = self.take_all(2);
+                all.push(contribution);
+                self.0 = ChainRepr::Many(all);
+            }
+        }
+    }
+
+    /// Inserts at `at` (at most the length), moving the later contributions down.
+    pub fn insert(&mut self, at: usize, contribution: Contribution) {
+        let mut all = self.take_all(self.len() + 1);
+        all.insert(at, contribution);
+        self.0 = ChainRepr::Many(all);
+    }
+
+    /// The contributions as a vector with room for `capacity`, leaving the chain empty.
+    fn take_all(&mut self, capacity: usize) -> Vec<Contribution> {
+        match std::mem::replace(&mut self.0, ChainRepr::Many(Vec::new())) {
+            ChainRepr::One(first) => {
+                let mut all = Vec::with_capacity(capacity.max(1));
+                all.push(first);
+                all
+            }
+            ChainRepr::Many(all) => all,
+        }
+    }
+}
+
+impl Default for Chain {
+    fn default() -> Self {
+        Chain::new()
+    }
+}
+
+impl std::ops::Deref for Chain {
+    type Target = [Contribution];
+
+    fn deref(&self) -> &[Contribution] {
+        match &self.0 {
+            ChainRepr::One(first) => std::slice::from_ref(first),
+            ChainRepr::Many(all) => all,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Chain {
+    fn deref_mut(&mut self) -> &mut [Contribution] {
+        match &mut self.0 {
+            ChainRepr::One(first) => std::slice::from_mut(first),
+            ChainRepr::Many(all) => all,
+        }
+    }
+}
+
+impl<'c> IntoIterator for &'c Chain {
+    type Item = &'c Contribution;
+    type IntoIter = std::slice::Iter<'c, Contribution>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl From<Vec<Contribution>> for Chain {
+    fn from(all: Vec<Contribution>) -> Self {
+        Chain(ChainRepr::Many(all))
+    }
+}
+
+impl Extend<Contribution> for Chain {
+    fn extend<I: IntoIterator<Item = Contribution>>(&mut self, contributions: I) {
+        for contribution in contributions {
+            self.push(contribution);
+        }
+    }
+}
+
+/// As the vector it stands for: a list of (redacted) contributions.
+impl fmt::Debug for Chain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
 }
 
 impl Provenance {
@@ -303,7 +419,7 @@ impl KeyMap {
                     at,
                     Provenance {
                         key: key.to_string(),
-                        chain: Vec::new(),
+                        chain: Chain::new(),
                     },
                 );
                 at
@@ -318,7 +434,7 @@ impl KeyMap {
     }
 
     /// In key order; the keys themselves stay as they are.
-    pub fn chains_mut(&mut self) -> impl Iterator<Item = (&str, &mut Vec<Contribution>)> {
+    pub fn chains_mut(&mut self) -> impl Iterator<Item = (&str, &mut Chain)> {
         self.entries
             .iter_mut()
             .map(|p| (p.key.as_str(), &mut p.chain))
@@ -358,7 +474,38 @@ impl std::ops::Index<&str> for KeyMap {
 mod tests {
     use std::sync::Arc;
 
-    use super::{Contribution, KeyMap, Layer, Source};
+    use super::{Chain, Contribution, KeyMap, Layer, Source};
+
+    #[test]
+    fn a_chain_reads_as_the_vector_of_its_contributions() {
+        let value = |v: &str| Contribution::new(Layer::Properties, "properties.common", v);
+        let values = |chain: &Chain| chain.iter().map(|c| c.value.clone()).collect::<Vec<_>>();
+        let mut chain = Chain::new();
+        assert!(chain.is_empty());
+        chain.push(value("a"));
+        assert_eq!(values(&chain), ["a"]);
+        chain.push(value("b"));
+        chain.insert(0, value("c"));
+        assert_eq!(values(&chain), ["c", "a", "b"]);
+        chain[1].value = "d".into();
+        assert_eq!(chain.len(), 3);
+        assert_eq!(
+            (&chain).into_iter().nth(1).map(|c| c.value.as_str()),
+            Some("d")
+        );
+
+        let mut one = Chain::with_capacity(1);
+        one.insert(0, value("x"));
+        one.insert(1, value("y"));
+        assert_eq!(values(&one), ["x", "y"]);
+        let mut sized = Chain::with_capacity(2);
+        sized.extend([value("p"), value("q")]);
+        assert_eq!(sized, Chain::from(vec![value("p"), value("q")]));
+        assert_eq!(
+            format!("{sized:?}"),
+            format!("{:?}", vec![value("p"), value("q")])
+        );
+    }
 
     #[test]
     fn a_key_map_finds_inserts_and_removes_in_key_order() {
@@ -373,7 +520,10 @@ mod tests {
         assert_eq!(map.keys().collect::<Vec<_>>(), ["a", "b", "c"]);
         assert_eq!(map["a"].chain.len(), 2);
         assert!(map.contains_key("b") && map.get("d").is_none());
-        assert_eq!(map.remove("b").map(|p| p.key), Some("b".to_string()));
+        assert_eq!(
+            map.remove("b").map(|p| p.key.to_string()),
+            Some("b".to_string())
+        );
         assert_eq!(map.keys().collect::<Vec<_>>(), ["a", "c"]);
         assert_eq!(map.len(), 2);
     }

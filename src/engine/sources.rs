@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::engine::outcome::{Problem, Reason, Warning};
+use crate::engine::outcome::{Problem, Reason, Text, Warning};
 use crate::engine::properties;
 use crate::engine::reference::{Binding, BindingOrigin, Bindings};
 use crate::engine::spec::{KeyRef, ToolConfigSpec};
@@ -232,7 +232,7 @@ pub fn load_files<'s>(
         };
         if !bytes.is_ascii() {
             warnings.push(Warning {
-                key: String::new(),
+                key: Text::default(),
                 role: None,
                 reason: Reason::NonAsciiInFile,
                 message: format!(
@@ -241,7 +241,8 @@ pub fn load_files<'s>(
                     kind.as_str(),
                     key_ref.name,
                     key_ref.key
-                ),
+                )
+                .into(),
             });
         }
         match properties::load_borrowed(bytes) {

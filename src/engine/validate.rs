@@ -1,9 +1,12 @@
 //! Typed validation against Kafka's ConfigDef catalogue: the same parsing and validators Kafka
 //! applies when a client starts, so a bad value fails here instead of in a pod.
 
+use std::sync::Arc;
+
 use crate::engine::catalogue::configs::{ConfigCatalogue, ConfigKey, ConfigType, Validator};
 use crate::engine::evaluate::{RoleView, file_contribution};
-use crate::engine::outcome::{Problem, Reason, Warning};
+use crate::engine::layers::Source;
+use crate::engine::outcome::{Problem, Reason, Text, Warning};
 use crate::engine::sensitive::{self, REDACTED};
 use crate::engine::spec::Role;
 
@@ -69,6 +72,9 @@ pub(crate) fn check_role(
     };
     debug_assert_eq!(defs.len(), view.keys.len());
     let mut suggestions_left = MAX_SUGGESTIONS;
+    // Unknown keys, warned about after the loop (the evaluation sorts its warnings).
+    let mut unknown: Vec<UnknownKey> = Vec::new();
+    let mut unknown_len = 0;
     for (provenance, def) in view.keys.values().zip(defs) {
         let Some(contribution) = file_contribution(provenance) else {
             continue;
@@ -84,53 +90,26 @@ pub(crate) fn check_role(
                 } else {
                     None
                 };
-                // Built by hand, sized exactly (one allocation): this runs for every custom key
-                // of large configs.
-                let source = &contribution.source;
-                let tail = match suggestion {
-                    Some(s) => "did you mean ?".len() + s.len(),
-                    None => {
-                        "the  client does not define it; Kafka ignores it".len()
-                            + role.as_str().len()
-                    }
+                let unknown_key = UnknownKey {
+                    key,
+                    source: &contribution.source,
+                    suggestion,
                 };
-                let mut message = String::with_capacity(
-                    key.len() + " (from ".len() + source.text_len() + "): ".len() + tail,
-                );
-                message.push_str(key);
-                message.push_str(" (from ");
-                source.push_to(&mut message);
-                message.push_str("): ");
-                match suggestion {
-                    Some(s) => {
-                        message.push_str("did you mean ");
-                        message.push_str(s);
-                        message.push('?');
-                    }
-                    None => {
-                        message.push_str("the ");
-                        message.push_str(role.as_str());
-                        message.push_str(" client does not define it; Kafka ignores it");
-                    }
-                }
-                warnings.push(Warning {
-                    key: key.to_string(),
-                    role: Some(role),
-                    reason: Reason::UnknownKey,
-                    message,
-                });
+                unknown_len += unknown_key.message_len(role);
+                unknown.push(unknown_key);
             }
             continue;
         };
         if def.deprecated {
             warnings.push(Warning {
-                key: key.to_string(),
+                key: key.into(),
                 role: Some(role),
                 reason: Reason::DeprecatedKey,
                 message: format!(
                     "{key} is deprecated in Kafka {} (from {})",
                     catalogue.kafka_version, contribution.source
-                ),
+                )
+                .into(),
             });
         }
         // A provider reference is resolved by Kafka at run time; its type is unknown here.
@@ -149,6 +128,74 @@ pub(crate) fn check_role(
                 format!("{key}={shown} is not valid for the {role} client: {why}"),
             ));
         }
+    }
+    warn_unknown(role, &unknown, unknown_len, warnings);
+}
+
+/// A key the role's config set does not define, and the key it was most likely meant to be.
+struct UnknownKey<'v> {
+    key: &'v str,
+    source: &'v Source,
+    suggestion: Option<&'static str>,
+}
+
+impl UnknownKey<'_> {
+    /// The length of [`UnknownKey::write_message`]'s text.
+    fn message_len(&self, role: Role) -> usize {
+        let tail = match self.suggestion {
+            Some(s) => "did you mean ?".len() + s.len(),
+            None => "the  client does not define it; Kafka ignores it".len() + role.as_str().len(),
+        };
+        self.key.len() + " (from ".len() + self.source.text_len() + "): ".len() + tail
+    }
+
+    /// `key (from source): did you mean x?` or `…: the producer client does not define it; …`,
+    /// written by hand: this runs for every custom key of large configs.
+    fn write_message(&self, role: Role, out: &mut String) {
+        out.push_str(self.key);
+        out.push_str(" (from ");
+        self.source.push_to(out);
+        out.push_str("): ");
+        match self.suggestion {
+            Some(s) => {
+                out.push_str("did you mean ");
+                out.push_str(s);
+                out.push('?');
+            }
+            None => {
+                out.push_str("the ");
+                out.push_str(role.as_str());
+                out.push_str(" client does not define it; Kafka ignores it");
+            }
+        }
+    }
+}
+
+/// One `UnknownKey` warning per key. Their messages are written into one buffer of `len` bytes
+/// and each message starts with its key, so every warning's key and message are parts of that
+/// buffer: one allocation for all of them (a config with thousands of custom keys made two per
+/// key).
+fn warn_unknown(role: Role, unknown: &[UnknownKey], len: usize, warnings: &mut Vec<Warning>) {
+    if unknown.is_empty() {
+        return;
+    }
+    let mut buffer = String::with_capacity(len);
+    let mut ends = Vec::with_capacity(unknown.len());
+    for unknown_key in unknown {
+        unknown_key.write_message(role, &mut buffer);
+        ends.push(buffer.len());
+    }
+    let buffer = Arc::new(buffer);
+    warnings.reserve(unknown.len());
+    let mut start = 0;
+    for (unknown_key, end) in unknown.iter().zip(ends) {
+        warnings.push(Warning {
+            key: Text::shared(&buffer, start..start + unknown_key.key.len()),
+            role: Some(role),
+            reason: Reason::UnknownKey,
+            message: Text::shared(&buffer, start..end),
+        });
+        start = end;
     }
 }
 
