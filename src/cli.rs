@@ -269,7 +269,7 @@ pub fn explain_entries(
                 namespace: namespace.to_string(),
                 name: name.to_string(),
                 role: role.to_string(),
-                key: provenance.key.clone(),
+                key: provenance.key.to_string(),
                 value: shown(winner),
                 layer: winner.layer,
                 source: winner.source.to_string(),

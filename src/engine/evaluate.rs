@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::engine::args;
 use crate::engine::catalogue::configs::{ConfigCatalogue, ConfigKey};
@@ -657,19 +658,35 @@ fn resolve(
     // contribution; the stable sort keeps ties in order and makes use of runs that are already
     // sorted. Each chain is allocated once at its final length: the key's values and Layer 0,
     // Kafka's default for `explain`, from the key's definition, which is looked up once here and
-    // kept for validation and rendering.
+    // kept for validation and rendering. The keys are written into one buffer that every
+    // provenance's key is a part of: one allocation for the role's keys instead of one per key.
     keys_in_order.sort_by(|a, b| a.0.cmp(b.0));
-    let set = ConfigCatalogue::get().set_for(role);
-    let mut grouped: Vec<Provenance> = Vec::with_capacity(keys_in_order.len());
-    let mut defs: KeyDefs = Vec::with_capacity(keys_in_order.len());
+    let mut runs: Vec<(&str, usize)> = Vec::with_capacity(keys_in_order.len());
+    let mut key_bytes = 0;
     let mut rest = &keys_in_order[..];
     while let Some(&(key, _)) = rest.first() {
         let run = rest
             .iter()
             .position(|(k, _)| *k != key)
             .unwrap_or(rest.len());
+        runs.push((key, run));
+        key_bytes += key.len();
+        rest = &rest[run..];
+    }
+    let mut buffer = String::with_capacity(key_bytes);
+    for (key, _) in &runs {
+        buffer.push_str(key);
+    }
+    let buffer = Arc::new(buffer);
+    let set = ConfigCatalogue::get().set_for(role);
+    let mut grouped: Vec<Provenance> = Vec::with_capacity(runs.len());
+    let mut defs: KeyDefs = Vec::with_capacity(runs.len());
+    let (mut rest, mut key_start) = (&keys_in_order[..], 0);
+    for (key, run) in runs {
         let (values, after) = rest.split_at(run);
         rest = after;
+        let key_range = key_start..key_start + key.len();
+        key_start = key_range.end;
         let def = set.and_then(|set| set.get(key));
         let default = def.and_then(|def| def.default.as_ref());
         let mut chain = Chain::with_capacity(values.len() + usize::from(default.is_some()));
@@ -690,7 +707,7 @@ fn resolve(
             ));
         }
         grouped.push(Provenance {
-            key: key.to_string(),
+            key: Text::shared(&buffer, key_range),
             chain,
         });
         defs.push(def);
@@ -801,7 +818,7 @@ fn warn_enforced(role: Role, view: &RoleView, warnings: &mut Vec<Warning>) {
             && winner.value != below.value
         {
             warnings.push(Warning {
-                key: provenance.key.clone().into(),
+                key: provenance.key.clone(),
                 role: Some(role),
                 reason: Reason::Enforced,
                 message: format!(
@@ -870,7 +887,7 @@ fn shadowed(role: Role, view: &RoleView) -> Vec<Shadowed> {
             let winner = chain.next()?;
             let over: Vec<String> = chain.map(Contribution::shadow_label).collect();
             (!over.is_empty()).then(|| Shadowed {
-                key: p.key.clone(),
+                key: p.key.to_string(),
                 role,
                 winner: winner.layer.as_str().to_string(),
                 over,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::engine::outcome::Text;
 use crate::engine::reference::SecretPart;
 
 /// A precedence layer. The derived order is the Modern order, lowest first.
@@ -248,7 +249,8 @@ impl Contribution {
 /// Every value one key received, highest precedence first; the first is the winner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Provenance {
-    pub key: String,
+    /// The key (its text usually a part of a buffer the role's keys share).
+    pub key: Text,
     pub chain: Chain,
 }
 
@@ -418,7 +420,7 @@ impl KeyMap {
                 self.entries.insert(
                     at,
                     Provenance {
-                        key: key.to_string(),
+                        key: key.into(),
                         chain: Chain::new(),
                     },
                 );
