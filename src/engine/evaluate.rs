@@ -597,6 +597,47 @@ fn push_globals<'a>(
     }
 }
 
+/// A raw value with its references resolved, taking its text and source out of `raw`; the
+/// problem when a reference does not resolve.
+fn contribution(
+    raw: &mut Raw<'_>,
+    bindings: &Bindings,
+    providers: &BTreeSet<String>,
+    mode: Mode,
+) -> Result<Contribution, Problem> {
+    let text = std::mem::take(&mut raw.text);
+    let source = std::mem::replace(&mut raw.source, Source::fixed(""));
+    let resolved = match reference::resolve_owned(text.into_owned(), bindings, providers, mode) {
+        Ok(resolved) => resolved,
+        Err(error) => {
+            let reason = match error {
+                ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
+                ReferenceError::Unterminated { .. } => Reason::ParseError,
+            };
+            return Err(Problem::new(
+                reason,
+                source.to_string(),
+                format!("{}: {error}", raw.key),
+            ));
+        }
+    };
+    let secret = match raw.file_secret {
+        Some((secret, file_key)) => Some(Box::new(SecretOrigin::File {
+            secret: secret.to_string(),
+            file_key: file_key.to_string(),
+            property: raw.key.to_string(),
+        })),
+        None if resolved.is_secret() => Some(Box::new(SecretOrigin::Parts(resolved.secret_parts))),
+        None => None,
+    };
+    Ok(Contribution {
+        layer: raw.layer,
+        source,
+        value: resolved.value,
+        secret,
+    })
+}
+
 /// Resolves references and builds each key's chain.
 fn resolve(
     role: Role,
@@ -613,53 +654,21 @@ fn resolve(
         .and_then(|r| reference::resolve(&r.text, bindings, &BTreeSet::new(), Mode::Lenient).ok())
         .map(|r| reference::provider_names(&r.value))
         .unwrap_or_default();
-    let mut keys_in_order: Vec<(&str, usize)> = Vec::with_capacity(raws.len());
-    let mut contributions: Vec<Option<Contribution>> = Vec::with_capacity(raws.len());
-    for raw in raws {
-        let resolved =
-            match reference::resolve_owned(raw.text.into_owned(), bindings, &providers, mode) {
-                Ok(resolved) => resolved,
-                Err(error) => {
-                    let reason = match error {
-                        ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
-                        ReferenceError::Unterminated { .. } => Reason::ParseError,
-                    };
-                    problems.push(Problem::new(
-                        reason,
-                        raw.source.to_string(),
-                        format!("{}: {error}", raw.key),
-                    ));
-                    continue;
-                }
-            };
-        let secret = match raw.file_secret {
-            Some((secret, file_key)) => Some(Box::new(SecretOrigin::File {
-                secret: secret.to_string(),
-                file_key: file_key.to_string(),
-                property: raw.key.to_string(),
-            })),
-            None if resolved.is_secret() => {
-                Some(Box::new(SecretOrigin::Parts(resolved.secret_parts)))
-            }
-            None => None,
-        };
-        let contribution = Contribution {
-            layer: raw.layer,
-            source: raw.source,
-            value: resolved.value,
-            secret,
-        };
-        keys_in_order.push((raw.key, contributions.len()));
-        contributions.push(Some(contribution));
-    }
     // Grouped by key (ties keep their order: each key's values lowest layer first), each chain
     // written highest first: the map is built from sorted keys in one pass instead of a tree
-    // insert per value. Sorting (key, position) pairs moves 24 bytes per step instead of a
-    // contribution; the stable sort keeps ties in order and makes use of runs that are already
-    // sorted. Each chain is allocated once at its final length: the key's values and Layer 0,
-    // Kafka's default for `explain`, from the key's definition, which is looked up once here and
-    // kept for validation and rendering. The keys are written into one buffer that every
-    // provenance's key is a part of: one allocation for the role's keys instead of one per key.
+    // insert per value, and each value is resolved straight into its chain. Sorting (key,
+    // position) pairs moves 24 bytes per step instead of a value; the stable sort keeps ties in
+    // order and makes use of runs that are already sorted. Each chain is allocated once at its
+    // final length: the key's values and Layer 0, Kafka's default for `explain`, from the key's
+    // definition, which is looked up once here and kept for validation and rendering. The keys
+    // are written into one buffer that every provenance's key is a part of: one allocation for
+    // the role's keys instead of one per key.
+    let mut raws = raws;
+    let mut keys_in_order: Vec<(&str, usize)> = raws
+        .iter()
+        .enumerate()
+        .map(|(at, raw)| (raw.key, at))
+        .collect();
     keys_in_order.sort_by(|a, b| a.0.cmp(b.0));
     let mut runs: Vec<(&str, usize)> = Vec::with_capacity(keys_in_order.len());
     let mut key_bytes = 0;
@@ -681,6 +690,8 @@ fn resolve(
     let set = ConfigCatalogue::get().set_for(role);
     let mut grouped: Vec<Provenance> = Vec::with_capacity(runs.len());
     let mut defs: KeyDefs = Vec::with_capacity(runs.len());
+    // Values whose references do not resolve, reported in the order of the layers.
+    let mut failures: Vec<(usize, Problem)> = Vec::new();
     let (mut rest, mut key_start) = (&keys_in_order[..], 0);
     for (key, run) in runs {
         let (values, after) = rest.split_at(run);
@@ -690,12 +701,15 @@ fn resolve(
         let def = set.and_then(|set| set.get(key));
         let default = def.and_then(|def| def.default.as_ref());
         let mut chain = Chain::with_capacity(values.len() + usize::from(default.is_some()));
-        chain.extend(
-            values
-                .iter()
-                .rev()
-                .filter_map(|&(_, at)| contributions.get_mut(at).and_then(Option::take)),
-        );
+        for &(_, at) in values.iter().rev() {
+            let Some(raw) = raws.get_mut(at) else {
+                continue;
+            };
+            match contribution(raw, bindings, &providers, mode) {
+                Ok(contribution) => chain.push(contribution),
+                Err(problem) => failures.push((at, problem)),
+            }
+        }
         if chain.is_empty() {
             continue;
         }
@@ -712,6 +726,8 @@ fn resolve(
         });
         defs.push(def);
     }
+    failures.sort_by_key(|(at, _)| *at);
+    problems.extend(failures.into_iter().map(|(_, problem)| problem));
     (
         RoleView {
             keys: KeyMap::from_sorted(grouped),
@@ -1007,4 +1023,65 @@ fn add_operator_value(view: &mut RoleView, key: &str, value: &str, source: &str)
     provenance
         .chain
         .insert(at, Contribution::new(Layer::Operator, source, value));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::{Request, evaluate};
+    use crate::engine::outcome::Reason;
+    use crate::engine::sources::{SourceData, SourceSet};
+    use crate::engine::spec::ToolConfigSpec;
+
+    #[test]
+    fn unresolved_references_are_reported_in_the_order_of_the_layers_not_of_the_keys() {
+        let spec: ToolConfigSpec = serde_json::from_value(serde_json::json!({
+            "tool": "kafka-console-producer",
+            "args": {"bootstrap-server": "kafka:9092", "topic": "orders"},
+            "properties": {"producer": {"a.key": "${env.C}"}},
+            "configFiles": [{"configMapKeyRef": {"name": "base", "key": "client.properties"}}]
+        }))
+        .unwrap_or_default();
+        let mut sources = SourceSet::default();
+        sources.config_maps.insert(
+            "base".into(),
+            SourceData {
+                data: BTreeMap::from([(
+                    "client.properties".to_string(),
+                    b"z.key=${env.A}\nb.key=${env.B}\na.key=${env.D}\n".to_vec(),
+                )]),
+            },
+        );
+        let labels = BTreeMap::new();
+        let ev = evaluate(&Request {
+            name: "p",
+            namespace: "ns",
+            spec: &spec,
+            namespace_labels: &labels,
+            globals: &[],
+            sources: &sources,
+        });
+        let found: Vec<(Reason, &str, &str)> = ev
+            .source_problems
+            .iter()
+            .map(|p| {
+                (
+                    p.reason,
+                    p.field.as_str(),
+                    p.message.split(':').next().unwrap_or(""),
+                )
+            })
+            .collect();
+        let file = "configFiles[0] base/client.properties";
+        assert_eq!(
+            found,
+            [
+                (Reason::UnresolvedReference, &*format!("{file}:1"), "z.key"),
+                (Reason::UnresolvedReference, &*format!("{file}:2"), "b.key"),
+                (Reason::UnresolvedReference, &*format!("{file}:3"), "a.key"),
+                (Reason::UnresolvedReference, "properties.producer", "a.key"),
+            ]
+        );
+    }
 }

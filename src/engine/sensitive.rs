@@ -33,7 +33,10 @@ pub fn is_password_key_defined(def: Option<&ConfigKey>, key: &str) -> bool {
     }
     // Every suffix, and `.password`, ends in one of these segments: a key whose last segment is
     // none of them (most keys) needs no suffix comparisons.
-    let last = key.rsplit('.').next().unwrap_or(key);
+    let last = match key.as_bytes().iter().rposition(|&b| b == b'.') {
+        Some(dot) => key.get(dot + 1..).unwrap_or(key),
+        None => key,
+    };
     if !matches!(
         last,
         "config" | "password" | "key" | "chain" | "certificates" | "secret" | "passphrase"
