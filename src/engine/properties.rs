@@ -111,10 +111,6 @@ trait Unit: Copy + Eq {
     fn backslash(units: &[Self]) -> Option<usize> {
         units.iter().position(|u| u.ch() == '\\')
     }
-    /// How many `\n` there are.
-    fn newlines(units: &[Self]) -> usize {
-        units.iter().filter(|u| u.ch() == '\n').count()
-    }
 }
 
 /// Eight bytes of `byte`.
@@ -154,21 +150,6 @@ impl Unit for u8 {
         char::from(self)
     }
 
-    fn newlines(units: &[u8]) -> usize {
-        // Eight bytes per step: the high bit of each byte that is `\n`, exactly (no borrow
-        // between bytes, unlike `zero_bytes`), counted.
-        let mut chunks = units.chunks_exact(8);
-        let mut count = 0;
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            let x = u64::from_le_bytes(word) ^ splat(b'\n');
-            let zero = !(((x & splat(0x7F)) + splat(0x7F)) | x) & splat(0x80);
-            count += zero.count_ones() as usize;
-        }
-        count + chunks.remainder().iter().filter(|&&b| b == b'\n').count()
-    }
-
     fn line_end(units: &[u8]) -> usize {
         find_either(units, b'\n', b'\r').unwrap_or(units.len())
     }
@@ -202,9 +183,7 @@ fn load_units<'a, T: Unit>(
     text: Option<&'a str>,
 ) -> Result<Vec<CowEntry<'a>>, ParseError> {
     let mut reader = LineReader::new(input);
-    // At most one entry per line: sized once instead of grown (and copied) about log2(n) times.
-    let lines = T::newlines(input) + 1;
-    let mut entries = Vec::with_capacity(lines);
+    let mut entries = Vec::new();
     while let Some((line, offset, start_line)) = reader.read_logical_line() {
         let (key_end, value_start) = split_key_value(&line);
         // The line's own text when it is one piece of the input (not joined from continuations).
@@ -714,11 +693,9 @@ fn escape_reference(out: &mut String, text: &str, is_key: bool) {
 /// `\uXXXX` with upper-case hex digits, as `Properties.store` writes it.
 fn push_unicode_escape(out: &mut String, unit: u16) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let digit = |shift: u16| HEX[usize::from((unit >> shift) & 0xF)];
-    let escape = [b'\\', b'u', digit(12), digit(8), digit(4), digit(0)];
-    // Six ASCII bytes written at once, not a char (and a capacity check) at a time.
-    if let Ok(text) = std::str::from_utf8(&escape) {
-        out.push_str(text);
+    out.push_str("\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(char::from(HEX[usize::from((unit >> shift) & 0xF)]));
     }
 }
 
@@ -736,30 +713,6 @@ mod tests {
 
     fn p(k: &str, v: &str) -> (String, String) {
         (k.to_string(), v.to_string())
-    }
-
-    #[test]
-    fn newlines_are_counted_eight_bytes_at_a_time_as_one_by_one() {
-        let mut bytes = Vec::new();
-        for n in 0..300u32 {
-            // Every byte value, newlines at varying distances, lengths not a multiple of eight.
-            let byte = match n % 7 {
-                0 | 3 => b'\n',
-                1 => (n % 256) as u8,
-                2 => 0x8A,
-                _ => b'\n' ^ (1 << (n % 8)) as u8,
-            };
-            bytes.push(byte);
-            let naive = bytes.iter().filter(|&&b| b == b'\n').count();
-            assert_eq!(<u8 as Unit>::newlines(&bytes), naive, "{bytes:?}");
-        }
-        for byte in 0..=255u8 {
-            let all = [byte; 19];
-            assert_eq!(
-                <u8 as Unit>::newlines(&all),
-                if byte == b'\n' { 19 } else { 0 }
-            );
-        }
     }
 
     #[test]
