@@ -309,6 +309,12 @@ impl Drop for Operator {
             for line in tail.iter().rev() {
                 eprintln!("{line}");
             }
+            // The whole log outlives the test's temp dir, which a failing test deletes.
+            let kept = repo().join("e2e/.run-logs");
+            let copy = kept.join(format!("{}-{}.log", self.name, std::process::id()));
+            if std::fs::create_dir_all(&kept).is_ok() && std::fs::copy(&self.log, &copy).is_ok() {
+                eprintln!("--- the whole log: {} ---", copy.display());
+            }
         }
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();
