@@ -328,11 +328,12 @@ impl Context {
         });
     }
 
-    /// A config is gone (a Delete event): its edges in the reverse index and its failure count
-    /// go with it.
+    /// A config is gone (a Delete event): its edges in the reverse index, its failure count and
+    /// its reported-invalid generation go with it.
     pub fn forget_config(&self, key: &ConfigKey) {
         lock(&self.index).forget(key);
         lock(&self.failures).remove(key);
+        lock(&self.invalid_reported).remove(key);
     }
 
     /// After a (re)list has filled the stores: forgets the configs no store has any more (deleted
@@ -346,6 +347,7 @@ impl Context {
         };
         lock(&self.index).retain(cached);
         lock(&self.failures).retain(|key, _| cached(key));
+        lock(&self.invalid_reported).retain(|key, _| cached(key));
     }
 
     pub fn succeeded(&self, key: &ConfigKey) {

@@ -1084,14 +1084,27 @@ mod tests {
         };
         lock(&ctx.index).record(&orders, &[base("base")], &[]);
         lock(&ctx.index).record(&gone, &[base("base")], &[]);
+        for key in [&orders, &gone] {
+            lock(&ctx.failures).insert(key.clone(), 3);
+            lock(&ctx.invalid_reported).insert(key.clone(), Some(1));
+        }
         feed(watcher::Event::InitDone);
         assert_eq!(ctx.unseen_written_hash(&orders), None);
         assert_eq!(ctx.unseen_written_hash(&gone), None);
-        // …and leaves the reverse index; so does a config deleted while watched.
+        // …and leaves the reverse index and the per-config tables; so does a config deleted
+        // while watched.
         let readers = || lock(&ctx.index).dependants("ns", SourceKind::ConfigMap, "base");
+        let tables = || {
+            let failures: Vec<(String, String)> = lock(&ctx.failures).keys().cloned().collect();
+            let invalid: Vec<(String, String)> =
+                lock(&ctx.invalid_reported).keys().cloned().collect();
+            (failures, invalid)
+        };
         assert_eq!(readers(), std::slice::from_ref(&orders));
+        assert_eq!(tables(), (vec![orders.clone()], vec![orders.clone()]));
         feed(watcher::Event::Delete(listed("orders", "14")));
         assert!(readers().is_empty());
+        assert_eq!(tables(), (vec![], vec![]));
     }
 
     #[test]
