@@ -42,10 +42,6 @@ impl<V> SmallMap<V> {
         self.position(key).ok().map(|i| &self.entries[i].1)
     }
 
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut V> {
-        self.position(key).ok().map(|i| &mut self.entries[i].1)
-    }
-
     pub fn contains_key(&self, key: &str) -> bool {
         self.position(key).is_ok()
     }
@@ -82,10 +78,6 @@ impl<V> SmallMap<V> {
 
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> {
         self.entries.iter().map(|(k, _)| k)
-    }
-
-    pub fn values(&self) -> impl DoubleEndedIterator<Item = &V> {
-        self.entries.iter().map(|(_, v)| v)
     }
 }
 
@@ -154,14 +146,6 @@ impl<V> FromIterator<(String, V)> for SmallMap<V> {
 impl<V, const N: usize> From<[(String, V); N]> for SmallMap<V> {
     fn from(entries: [(String, V); N]) -> Self {
         entries.into_iter().collect()
-    }
-}
-
-impl<V> From<BTreeMap<String, V>> for SmallMap<V> {
-    fn from(map: BTreeMap<String, V>) -> Self {
-        Self {
-            entries: map.into_iter().collect(),
-        }
     }
 }
 
