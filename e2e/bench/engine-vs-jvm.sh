@@ -69,7 +69,7 @@ started=$(date +%s)
 $rust_cmd >"$work/criterion.log" 2>&1 || { tail -40 "$work/criterion.log" >&2; exit 1; }
 # Copy criterion's estimates now, before anyone else's run can overwrite them.
 rm -rf "$work/criterion"; mkdir -p "$work/criterion"
-for b in parse evaluate_and_render store; do
+for b in parse evaluate_and_render store content_hash; do
   for n in 20 200 5000; do
     f="$target/criterion/$b/$n/new/estimates.json"
     if [[ ! -f "$f" ]] || (( $(stat -c %Y "$f") < started )); then

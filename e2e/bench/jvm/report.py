@@ -58,7 +58,7 @@ def main():
     a = ap.parse_args()
 
     crit = {}
-    for bench in ["parse", "evaluate_and_render", "store"]:
+    for bench in ["parse", "evaluate_and_render", "store", "content_hash"]:
         for n in SIZES:
             d = os.path.join(a.criterion, bench, str(n))
             with open(os.path.join(d, "estimates.json")) as f:
@@ -130,6 +130,12 @@ def main():
                              "unit": "x (JVM median / engine median; >1 means the engine is faster)",
                              "n": min(r["e"]["samples"], jvm_batches), "command": a.script,
                              "measured": when}
+    for n in SIZES:
+        e = crit[("content_hash", n)]
+        results[f"engine_content_hash_{n}key_ns"] = {
+            "value": round(e["median"], 1), "unit": "ns/op (criterion median)", "n": e["samples"],
+            "command": rust_cmd, "bench": f"content_hash/{n}", "measured": when, "commit": head,
+            "tree_dirty": bool(dirty)}
     os.makedirs(os.path.dirname(a.json) or ".", exist_ok=True)
     with open(a.json, "w") as f:
         json.dump(dict(sorted(results.items())), f, indent=2)
@@ -249,11 +255,35 @@ def main():
     else:
         w("In this run the engine was faster than the JVM on every pair.")
     w("")
+    # What the 10x target leaves to spend, against what any render must spend on the bytes alone.
+    n = 200
+    budget = jvm[("pipeline", n)]["median_ns"] / 10
+    floor = {b: crit[(b, n)]["median"] for b in ["parse", "store", "content_hash"]}
+    floor_sum = sum(floor.values())
+    evaluate_ns = crit[("evaluate_and_render", n)]["median"]
+    w("## The 10× target at 200 keys: the budget against the floor")
+    w("")
+    w(f"Issue 7 asks the engine's 200-key `evaluate_and_render` to be ≥ 10× faster than the JVM's "
+      f"`pipeline`, i.e. to take at most JVM/10 = **{fmt_ns(budget)}** in this run; it took "
+      f"{fmt_ns(evaluate_ns)} ({jvm[('pipeline', n)]['median_ns'] / evaluate_ns:.2f}×). Three steps of "
+      f"it work on the bytes alone, whatever the merging, validation and provenance cost: reading "
+      f"the 200-key file, writing the rendered file, and the SHA-256 content hash of that file "
+      f"(the `kafkaconfig.dev/config-hash` the design requires; `content_hash` is `sha2` over the "
+      f"stored 200-key file, with the CPU's SHA instructions).")
+    w("")
+    w("| step (200 keys) | engine median | share of the 10× budget |")
+    w("| --- | ---: | ---: |")
+    for b, label in [("parse", "`parse` (read the file)"), ("store", "`store` (write the file)"),
+                     ("content_hash", "`content_hash` (SHA-256 of the file)")]:
+        w(f"| {label} | {fmt_ns(floor[b])} | {100 * floor[b] / budget:.0f} % |")
+    w(f"| sum of the three | {fmt_ns(floor_sum)} | {100 * floor_sum / budget:.0f} % |")
+    w(f"| `evaluate_and_render` (everything) | {fmt_ns(evaluate_ns)} | {100 * evaluate_ns / budget:.0f} % |")
+    w("")
     w("## Criterion medians (engine, same run)")
     w("")
     w("| bench | 20 keys | 200 keys | 5,000 keys |")
     w("| --- | ---: | ---: | ---: |")
-    for b in ["parse", "evaluate_and_render", "store"]:
+    for b in ["parse", "evaluate_and_render", "store", "content_hash"]:
         cells = [f"{fmt_ns(crit[(b, n)]['median'])} ({fmt_ns(crit[(b, n)]['lo'])}–{fmt_ns(crit[(b, n)]['hi'])})"
                  for n in SIZES]
         w(f"| `{b}` | " + " | ".join(cells) + " |")
