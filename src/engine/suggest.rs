@@ -45,12 +45,26 @@ impl<'a> Candidates<'a> {
 
     /// The closest candidate within a typo's distance; ties go to the smaller text.
     pub fn closest(&self, input: &str) -> Option<&'a str> {
-        let input: Vec<char> = input.chars().collect();
+        // Keys are short: their chars and the distance row live on the stack, so a query (one
+        // per unknown key) allocates nothing unless a text is longer than the stack buffers.
+        let mut stack = ['\0'; STACK_CHARS];
+        let heap: Vec<char>;
+        let input: &[char] = if input.len() <= STACK_CHARS {
+            let mut len = 0;
+            for (slot, c) in stack.iter_mut().zip(input.chars()) {
+                *slot = c;
+                len += 1;
+            }
+            &stack[..len]
+        } else {
+            heap = input.chars().collect();
+            &heap
+        };
         let limit = (input.len() / 4).clamp(2, 6);
         let wanted = histogram(input.iter().copied());
         let wanted_present = present(&wanted);
         let mut best: Option<(usize, &'a str)> = None;
-        let mut row = Vec::new();
+        let mut row = Row::default();
         // The result is the least (distance, text) within the limit whatever the order the
         // candidates are visited in; only those of a length within the limit can be it.
         let from = self
@@ -74,7 +88,7 @@ impl<'a> Candidates<'a> {
             if count_difference(&wanted, &candidate.histogram).div_ceil(2) > bound {
                 continue;
             }
-            if let Some(d) = bounded_distance(&input, candidate.text, bound, &mut row)
+            if let Some(d) = bounded_distance(input, candidate.text, bound, &mut row)
                 && best.is_none_or(|(bd, bc)| (d, candidate.text) < (bd, bc))
             {
                 best = Some((d, candidate.text));
@@ -116,18 +130,51 @@ fn count_difference(a: &Histogram, b: &Histogram) -> usize {
 /// Levenshtein distance over chars.
 pub fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
-    bounded_distance(&a, b, usize::MAX, &mut Vec::new()).unwrap_or(usize::MAX)
+    bounded_distance(&a, b, usize::MAX, &mut Row::default()).unwrap_or(usize::MAX)
+}
+
+/// Texts up to this many chars (bytes, for the input) are handled without allocating.
+const STACK_CHARS: usize = 64;
+
+/// One row of the distance table: on the stack for texts of up to [`STACK_CHARS`] chars.
+struct Row {
+    stack: [usize; STACK_CHARS + 1],
+    heap: Vec<usize>,
+}
+
+impl Default for Row {
+    fn default() -> Self {
+        Self {
+            stack: [0; STACK_CHARS + 1],
+            heap: Vec::new(),
+        }
+    }
+}
+
+impl Row {
+    /// `0, 1, …, len`, as a slice.
+    fn start(&mut self, len: usize) -> &mut [usize] {
+        let row = if len < self.stack.len() {
+            &mut self.stack[..=len]
+        } else {
+            self.heap.resize(len + 1, 0);
+            &mut self.heap[..]
+        };
+        for (i, cell) in row.iter_mut().enumerate() {
+            *cell = i;
+        }
+        row
+    }
 }
 
 /// The edit distance when it is at most `bound`, else `None`; stops as soon as a whole row
 /// exceeds the bound, so comparing one key with a catalogue of hundreds stays cheap.
-fn bounded_distance(a: &[char], b: &str, bound: usize, row: &mut Vec<usize>) -> Option<usize> {
+fn bounded_distance(a: &[char], b: &str, bound: usize, row: &mut Row) -> Option<usize> {
     let b_len = b.chars().count();
     if a.len().abs_diff(b_len) > bound {
         return None;
     }
-    row.clear();
-    row.extend(0..=b_len);
+    let row = row.start(b_len);
     for (i, ca) in a.iter().enumerate() {
         let mut diagonal = row[0];
         row[0] = i + 1;
@@ -161,6 +208,53 @@ mod tests {
             Some("max.poll.interval.ms")
         );
         assert_eq!(closest("something.else.entirely", keys), None);
+    }
+
+    /// The textbook full table, no bound, no early exit.
+    fn levenshtein(a: &str, b: &str) -> usize {
+        let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+        let mut table = vec![vec![0; b.len() + 1]; a.len() + 1];
+        for (i, row) in table.iter_mut().enumerate() {
+            row[0] = i;
+        }
+        for (j, cell) in table[0].iter_mut().enumerate() {
+            *cell = j;
+        }
+        for i in 1..=a.len() {
+            for j in 1..=b.len() {
+                let substitution = table[i - 1][j - 1] + usize::from(a[i - 1] != b[j - 1]);
+                table[i][j] = substitution
+                    .min(table[i - 1][j] + 1)
+                    .min(table[i][j - 1] + 1);
+            }
+        }
+        table[a.len()][b.len()]
+    }
+
+    /// Every candidate, no index, no filters: what `closest` must answer.
+    fn closest_by_brute_force<'a>(input: &str, candidates: &[&'a str]) -> Option<&'a str> {
+        let limit = (input.chars().count() / 4).clamp(2, 6);
+        candidates
+            .iter()
+            .map(|c| (levenshtein(input, c), *c))
+            .filter(|(d, _)| *d <= limit)
+            .min()
+            .map(|(_, c)| c)
+    }
+
+    proptest::proptest! {
+        // Short and long texts (either side of the stack buffers), ASCII and not.
+        #[test]
+        fn the_index_answers_as_a_brute_force_search(
+            input in "[a-eé.]{0,12}|[a-c.]{60,70}",
+            candidates in proptest::collection::vec("[a-eé.]{0,12}|[a-c.]{60,70}", 0..24),
+        ) {
+            let refs: Vec<&str> = candidates.iter().map(String::as_str).collect();
+            proptest::prop_assert_eq!(
+                Candidates::new(refs.iter().copied()).closest(&input),
+                closest_by_brute_force(&input, &refs)
+            );
+        }
     }
 
     #[test]
