@@ -39,19 +39,35 @@ impl ParseError {
 /// Reads a file as `Properties.load(InputStream)` does; entries come in file order, a later
 /// duplicate key replacing an earlier one is left to the caller (see [`load_map`]).
 pub fn load(bytes: &[u8]) -> Result<Vec<Entry>, ParseError> {
-    owned(load_borrowed(bytes)?)
+    // Straight to owned entries: no vector of borrowed ones to convert afterwards.
+    let mut entries = Vec::new();
+    load_bytes(bytes, ascii_text(bytes), |key, value, line| {
+        entries.push(Entry {
+            key: key.into_owned(),
+            value: value.into_owned(),
+            line,
+        });
+    })?;
+    Ok(entries)
+}
+
+/// The input as a `str` when it is ASCII: then ISO-8859-1 and UTF-8 read the same text.
+fn ascii_text(bytes: &[u8]) -> Option<&str> {
+    if bytes.is_ascii() {
+        std::str::from_utf8(bytes).ok()
+    } else {
+        None
+    }
 }
 
 /// [`load`] with the text of keys and values borrowed from `bytes` where it needs no decoding
 /// (ASCII input, no escapes): what the engine reads files with, one allocation per key fewer.
 pub fn load_borrowed(bytes: &[u8]) -> Result<Vec<CowEntry<'_>>, ParseError> {
-    // ASCII bytes are the same chars in ISO-8859-1, so an ASCII file is its own text.
-    let text = if bytes.is_ascii() {
-        std::str::from_utf8(bytes).ok()
-    } else {
-        None
-    };
-    load_units(bytes, text)
+    let mut entries = Vec::new();
+    load_bytes(bytes, ascii_text(bytes), |key, value, line| {
+        entries.push(CowEntry { key, value, line });
+    })?;
+    Ok(entries)
 }
 
 /// One `key=value` pair as [`load_borrowed`] reads it.
@@ -77,7 +93,7 @@ fn owned(entries: Vec<CowEntry<'_>>) -> Result<Vec<Entry>, ParseError> {
 pub fn load_str(text: &str) -> Result<Vec<Entry>, ParseError> {
     if text.is_ascii() {
         // ASCII bytes are the same chars in ISO-8859-1: no need to decode.
-        return owned(load_units(text.as_bytes(), Some(text))?);
+        return load(text.as_bytes());
     }
     let chars: Vec<char> = text.chars().collect();
     owned(load_units(&chars, None)?)
@@ -118,12 +134,6 @@ const fn splat(byte: u8) -> u64 {
     u64::from_le_bytes([byte; 8])
 }
 
-/// The high bit of every byte of `word` that is zero (exact for the lowest such byte, which is
-/// all the searches below use: they only take the trailing zero count).
-fn zero_bytes(word: u64) -> u64 {
-    word.wrapping_sub(splat(0x01)) & !word & splat(0x80)
-}
-
 /// The first byte of `bytes` equal to `a` or `b`, eight bytes per step.
 fn find_either(bytes: &[u8], a: u8, b: u8) -> Option<usize> {
     let mut chunks = bytes.chunks_exact(8);
@@ -132,9 +142,9 @@ fn find_either(bytes: &[u8], a: u8, b: u8) -> Option<usize> {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
         let word = u64::from_le_bytes(word);
-        let hits = zero_bytes(word ^ splat(a)) | zero_bytes(word ^ splat(b));
-        if hits != 0 {
-            return Some(at + (hits.trailing_zeros() / 8) as usize);
+        let found = hits(word, [a, b], 0);
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
         }
         at += 8;
     }
@@ -185,22 +195,7 @@ fn load_units<'a, T: Unit>(
     let mut reader = LineReader::new(input);
     let mut entries = Vec::new();
     while let Some((line, offset, start_line)) = reader.read_logical_line() {
-        let (key_end, value_start) = split_key_value(&line);
-        // The line's own text when it is one piece of the input (not joined from continuations).
-        let line_text = match (&line, text) {
-            (Cow::Borrowed(units), Some(text)) => text.get(offset..offset + units.len()),
-            _ => None,
-        };
-        let key = unescape_cow(
-            &line[..key_end],
-            line_text.and_then(|t| t.get(..key_end)),
-            start_line,
-        )?;
-        let value = unescape_cow(
-            &line[value_start..],
-            line_text.and_then(|t| t.get(value_start..)),
-            start_line,
-        )?;
+        let (key, value) = key_value(&line, offset, text, start_line)?;
         entries.push(CowEntry {
             key,
             value,
@@ -208,6 +203,286 @@ fn load_units<'a, T: Unit>(
         });
     }
     Ok(entries)
+}
+
+/// The key and value of a logical line that starts at `offset` in the input when borrowed.
+fn key_value<'a, T: Unit>(
+    line: &Cow<'a, [T]>,
+    offset: usize,
+    text: Option<&'a str>,
+    start_line: u32,
+) -> Result<(Cow<'a, str>, Cow<'a, str>), ParseError>
+where
+    [T]: ToOwned<Owned = Vec<T>>,
+{
+    let (key_end, value_start) = split_key_value(line);
+    // The line's own text when it is one piece of the input (not joined from continuations).
+    let line_text = match (line, text) {
+        (Cow::Borrowed(units), Some(text)) => text.get(offset..offset + units.len()),
+        _ => None,
+    };
+    let key = unescape_cow(
+        &line[..key_end],
+        line_text.and_then(|t| t.get(..key_end)),
+        start_line,
+    )?;
+    let value = unescape_cow(
+        &line[value_start..],
+        line_text.and_then(|t| t.get(value_start..)),
+        start_line,
+    )?;
+    Ok((key, value))
+}
+
+/// [`load_units`] for bytes, one logical line at a time with word-at-a-time searches: blanks,
+/// comments and lines with no continuation are read here, each line's key and value found in
+/// one pass over it; a continued line or a key with an escape goes through [`LineReader`] and
+/// [`key_value`] (which [`load_units`] uses for every line), from the line's first byte on.
+fn load_bytes<'a>(
+    input: &'a [u8],
+    text: Option<&'a str>,
+    mut emit: impl FnMut(Cow<'a, str>, Cow<'a, str>, u32),
+) -> Result<(), ParseError> {
+    let borrow = |from: usize, to: usize| match text.and_then(|t| t.get(from..to)) {
+        Some(t) => Cow::Borrowed(t),
+        None => Cow::Owned(u8::text(&input[from..to])),
+    };
+    let mut pos = 0;
+    let mut line: u32 = 1;
+    while let Some(&byte) = input.get(pos) {
+        match byte {
+            b' ' | b'\t' | 0x0C => {
+                pos += 1;
+                continue;
+            }
+            b'\n' | b'\r' => {
+                line += ends_line(input, pos);
+                pos += 1;
+                continue;
+            }
+            b'#' | b'!' => {
+                let end = pos + 1 + <u8 as Unit>::line_end(&input[pos + 1..]);
+                if end == input.len() {
+                    break;
+                }
+                line += ends_line(input, end);
+                pos = end + 1;
+                continue;
+            }
+            _ => {}
+        }
+        let first = pos;
+        let key_end = key_end(input, first);
+        let (value_start, end, backslash) = match input.get(key_end) {
+            Some(b'\\') => (0, 0, None),
+            Some(b'\n' | b'\r') | None => (key_end, key_end, None),
+            Some(&sep) => {
+                let value_start = value_start(input, key_end + 1, matches!(sep, b'=' | b':'));
+                let stop = value_start + line_end_or_backslash(&input[value_start..]);
+                if input.get(stop) == Some(&b'\\') {
+                    let end = stop + 1 + <u8 as Unit>::line_end(&input[stop + 1..]);
+                    (value_start, end, Some(stop))
+                } else {
+                    (value_start, stop, None)
+                }
+            }
+        };
+        let continued = backslash.is_some()
+            && input[first..end]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\\')
+                .count()
+                % 2
+                == 1;
+        if input.get(key_end) == Some(&b'\\') || continued {
+            let mut reader = LineReader {
+                input,
+                pos: first,
+                line,
+            };
+            if let Some((logical, offset, start_line)) = reader.read_logical_line() {
+                let (key, value) = key_value(&logical, offset, text, start_line)?;
+                emit(key, value, start_line);
+            }
+            (pos, line) = (reader.pos, reader.line);
+            continue;
+        }
+        let value = match backslash {
+            Some(at) => Cow::Owned(unescape_bytes(
+                &input[value_start..end],
+                text.and_then(|t| t.get(value_start..end)),
+                at - value_start,
+                line,
+            )?),
+            None => borrow(value_start, end),
+        };
+        emit(borrow(first, key_end), value, line);
+        if end < input.len() {
+            line += ends_line(input, end);
+            pos = end + 1;
+        } else {
+            pos = end;
+        }
+    }
+    Ok(())
+}
+
+/// 1 for the line terminator at `at`, 0 for the `\r` of a `\r\n` (counted at its `\n`).
+fn ends_line(input: &[u8], at: usize) -> u32 {
+    u32::from(!(input[at] == b'\r' && input.get(at + 1) == Some(&b'\n')))
+}
+
+/// The high bit of the first byte of `word` equal to one of `targets` or, with `below` over 0,
+/// less than `below` (and of some later bytes: only the lowest is exact). All of them are ASCII,
+/// so the `!v & 0x80` of every test `(v - 0x01..) & !v & 0x80` for a zero byte in
+/// `v = word ^ target` is `!word & 0x80`, computed once.
+#[inline(always)]
+fn hits<const N: usize>(word: u64, targets: [u8; N], below: u8) -> u64 {
+    let mut borrows = if below == 0 {
+        0
+    } else {
+        word.wrapping_sub(splat(below))
+    };
+    for target in targets {
+        borrows |= (word ^ splat(target)).wrapping_sub(splat(0x01));
+    }
+    borrows & !word & splat(0x80)
+}
+
+/// The first byte for which `hits` (a word-wide test, exact for its lowest byte) is set, eight
+/// bytes per step; `bytes.len()` when there is none.
+fn find_word(bytes: &[u8], hits: impl Fn(u64) -> u64) -> usize {
+    let mut chunks = bytes.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let found = hits(u64::from_le_bytes(word));
+        if found != 0 {
+            return at + (found.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    // The last few bytes, padded with a letter no search looks for.
+    let rest = chunks.remainder();
+    let mut word = [b'A'; 8];
+    word[..rest.len()].copy_from_slice(rest);
+    let found = hits(u64::from_le_bytes(word));
+    at + ((found.trailing_zeros() / 8) as usize).min(rest.len())
+}
+
+/// Where a key that starts at `from` stops: its first separator, blank, backslash or line end,
+/// (`input.len()` at the end of the input).
+fn key_end(input: &[u8], mut from: usize) -> usize {
+    loop {
+        // Every byte below `!` is a candidate: blanks and line ends, and control bytes that
+        // are none of them and are skipped.
+        let at = from + find_word(&input[from..], |w| hits(w, [b'=', b':', b'\\'], b'!'));
+        match input.get(at) {
+            Some(b' ' | b'\t' | 0x0C | b'\n' | b'\r' | b'=' | b':' | b'\\') | None => return at,
+            Some(_) => from = at + 1,
+        }
+    }
+}
+
+/// Where the first line terminator or backslash is.
+fn line_end_or_backslash(bytes: &[u8]) -> usize {
+    find_word(bytes, |w| hits(w, [b'\n', b'\r', b'\\'], 0))
+}
+
+/// The value of each hex digit byte, and 0xFF for every other byte.
+const HEX_VALUES: [u8; 256] = {
+    let mut table = [0xFF; 256];
+    let mut digit = 0;
+    while digit < 16 {
+        table[b"0123456789abcdef"[digit] as usize] = digit as u8;
+        table[b"0123456789ABCDEF"[digit] as usize] = digit as u8;
+        digit += 1;
+    }
+    table
+};
+
+/// [`unescape_from`] for bytes (the same results and errors): the runs between escapes copied
+/// whole, `\uXXXX` read through a table.
+fn unescape_bytes(
+    segment: &[u8],
+    text: Option<&str>,
+    first: usize,
+    line: u32,
+) -> Result<String, ParseError> {
+    let push_run =
+        |out: &mut String, from: usize, to: usize| match text.and_then(|t| t.get(from..to)) {
+            Some(run) => out.push_str(run),
+            None => u8::push_text(out, &segment[from..to]),
+        };
+    let mut high: Option<u16> = None;
+    let mut lone: Option<u16> = None;
+    let mut out = String::with_capacity(segment.len());
+    push_run(&mut out, 0, first);
+    // At the top of the loop, `segment[i]` is a backslash.
+    let mut i = first;
+    while i < segment.len() {
+        i += 1;
+        let Some(&escaped) = segment.get(i) else {
+            // A backslash at the very end stands for itself.
+            if let Some(unit) = lone.or(high) {
+                return Err(ParseError::LoneSurrogate { line, unit });
+            }
+            out.push('\\');
+            break;
+        };
+        i += 1;
+        if escaped == b'u' {
+            let Some(&[a, b, c, d]) = segment.get(i..i + 4) else {
+                return Err(ParseError::MalformedUnicodeEscape { line });
+            };
+            let [a, b, c, d] = [a, b, c, d].map(|h| u16::from(HEX_VALUES[usize::from(h)]));
+            if (a | b | c | d) > 0xF {
+                return Err(ParseError::MalformedUnicodeEscape { line });
+            }
+            i += 4;
+            let unit = (a << 12) | (b << 8) | (c << 4) | d;
+            if high.is_none()
+                && lone.is_none()
+                && let Some(ch) = char::from_u32(u32::from(unit))
+            {
+                // Not a surrogate: the char itself, as `push_unit` would add it.
+                out.push(ch);
+            } else if lone.is_none() {
+                match push_unit(&mut out, high, unit) {
+                    Ok(pending) => high = pending,
+                    Err(unit) => {
+                        lone = Some(unit);
+                        high = None;
+                    }
+                }
+            }
+        } else {
+            if let Some(unit) = lone.or(high) {
+                return Err(ParseError::LoneSurrogate { line, unit });
+            }
+            out.push(match escaped {
+                b't' => '\t',
+                b'r' => '\r',
+                b'n' => '\n',
+                b'f' => '\u{c}',
+                other => char::from(other),
+            });
+        }
+        let run = <u8 as Unit>::backslash(&segment[i..]).unwrap_or(segment.len() - i);
+        if run > 0 {
+            if let Some(unit) = lone.or(high) {
+                return Err(ParseError::LoneSurrogate { line, unit });
+            }
+            push_run(&mut out, i, i + run);
+            i += run;
+        }
+    }
+    if let Some(unit) = lone.or(high) {
+        return Err(ParseError::LoneSurrogate { line, unit });
+    }
+    Ok(out)
 }
 
 fn is_blank(c: char) -> bool {
@@ -820,6 +1095,44 @@ mod tests {
             proptest::prop_assert_eq!(&borrowed, &decoded(load_units(&bytes, None)));
             let chars: Vec<char> = bytes.iter().map(|&b| char::from(b)).collect();
             proptest::prop_assert_eq!(&borrowed, &decoded(load_units(&chars, None)));
+        }
+
+        /// The byte reader's own searches against [`load_units`], on files built from the pieces
+        /// its fast paths and fallbacks turn on.
+        #[test]
+        fn the_byte_reader_matches_the_reference_reader(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "k", "key.name", "=", ":", " ", "\t", "\x0c", "\n", "\r", "\r\n", "\\",
+                    "\\\n", "\\\r\n", "\\\\", "#", "!", "\\u00e9", "\\uD83D", "\\uDE00",
+                    "\\u12", "\\uZZZZ", "\\n", "\\ ", "\u{e9}", "\x00", "\x0b", "\x1f", "\x7f",
+                    "value with spaces and more", "0123456789abcdef",
+                    // Each search target with its high bit set.
+                    "\u{8a}", "\u{8d}", "\u{dc}", "\u{bd}", "\u{ba}", "\u{a0}", "\u{a1}", "\u{a3}",
+                    "\u{80}", "\u{ff}",
+                ]),
+                0..40,
+            )
+        ) {
+            let text: String = pieces.concat();
+            let bytes: Vec<u8> = text.chars().map(|c| c as u8).collect();
+            let read = |result: Result<Vec<CowEntry<'_>>, ParseError>| {
+                result.map(|entries| {
+                    entries
+                        .into_iter()
+                        .map(|e| (e.key.into_owned(), e.value.into_owned(), e.line))
+                        .collect::<Vec<_>>()
+                })
+            };
+            let reference = read(load_units(&bytes, None));
+            proptest::prop_assert_eq!(&read(load_borrowed(&bytes)), &reference);
+            let owned = load(&bytes).map(|entries| {
+                entries.into_iter().map(|e| (e.key, e.value, e.line)).collect::<Vec<_>>()
+            });
+            proptest::prop_assert_eq!(&owned, &reference);
+            if text.is_ascii() {
+                proptest::prop_assert_eq!(&load_str(&text), &load(&bytes));
+            }
         }
 
         #[test]
