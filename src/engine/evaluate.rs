@@ -381,8 +381,15 @@ fn collect<'a>(
     problems: &mut Vec<Problem>,
 ) -> Vec<Raw<'a>> {
     let legacy = spec.precedence() == Precedence::Legacy;
-    let mut raws: Vec<Raw<'a>> =
-        Vec::with_capacity(files.iter().map(|f| f.entries.len()).sum::<usize>() + 16);
+    // Room for the values of the files, of every section of the spec and of the tool, so the
+    // vector of a large config is not copied while it grows (globals may still add a few).
+    let capacity = files.iter().map(|f| f.entries.len()).sum::<usize>()
+        + spec.properties.iter().map(|(_, s)| s.len()).sum::<usize>()
+        + spec.args.len()
+        + tool.options.len()
+        + tool.tool_defaults.get(&role).map_or(0, BTreeMap::len)
+        + tool.forced.get(&role).map_or(0, BTreeMap::len);
+    let mut raws: Vec<Raw<'a>> = Vec::with_capacity(capacity);
     let push = |raws: &mut Vec<Raw<'a>>, key: &'a str, layer, source: String, text: String| {
         raws.push(Raw {
             key,

@@ -73,7 +73,9 @@ pub(crate) fn check_role(
     debug_assert_eq!(defs.len(), view.keys.len());
     let mut suggestions_left = MAX_SUGGESTIONS;
     // Unknown keys, warned about after the loop (the evaluation sorts its warnings).
-    let mut unknown: Vec<UnknownKey> = Vec::new();
+    // Sized for the worst case at once: a config of custom keys would otherwise regrow it
+    // (and copy it) about log2(keys) times; it lives only for this call.
+    let mut unknown: Vec<UnknownKey> = Vec::with_capacity(view.keys.len());
     let mut unknown_len = 0;
     for (provenance, def) in view.keys.values().zip(defs) {
         let Some(contribution) = file_contribution(provenance) else {
