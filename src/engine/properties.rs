@@ -592,6 +592,8 @@ impl<'a, T: Unit> LineReader<'a, T> {
             if skip_lf {
                 skip_lf = false;
                 if c == '\n' {
+                    // The `\r` before it left the count of this `\r\n` to it.
+                    self.line += 1;
                     continue;
                 }
             }
@@ -1045,6 +1047,19 @@ mod tests {
             load(b"a=\\uZZZZ"),
             Err(ParseError::MalformedUnicodeEscape { line: 1 })
         );
+    }
+
+    #[test]
+    fn a_crlf_continuation_counts_as_one_line() {
+        let error = load(b"a=1\\\r\n  2\r\nb=3\r\nc=\\\r\n\\u00zz\r\n").unwrap_err();
+        assert_eq!(
+            error.line(),
+            4,
+            "the error names the line the logical line starts on"
+        );
+        let entries = load(b"a=1\\\r\n  2\r\nb=3\r\n").unwrap();
+        let lines: Vec<(String, u32)> = entries.iter().map(|e| (e.key.clone(), e.line)).collect();
+        assert_eq!(lines, [("a".to_string(), 1), ("b".to_string(), 3)]);
     }
 
     #[test]
