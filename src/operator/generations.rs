@@ -130,7 +130,7 @@ impl Generations {
                 let epoch = self.epoch;
                 self.seen.retain(|_, seen| seen.epoch == epoch);
                 self.listed = true;
-                return self
+                let released = self
                     .deferred
                     .take()
                     .into_iter()
@@ -138,10 +138,19 @@ impl Generations {
                     .filter(|key| self.seen.contains_key(key))
                     .map(|(namespace, name)| ObjectRef::new(&name).within(&namespace))
                     .collect();
+                // Namespaces of configs the relist no longer lists, and of InitApply events.
+                self.namespaces.retain(|ns| Arc::strong_count(ns) > 1);
+                return released;
             }
             watcher::Event::Delete(config) => {
-                let key = self.key(config);
-                self.seen.remove(&key);
+                let (namespace, name) = self.key(config);
+                self.seen.remove(&(namespace.clone(), name));
+                // Held by the set and here only: the namespace's last config is gone (namespaces
+                // come and go, one per pull request say, and a long-running operator must not
+                // keep them all).
+                if Arc::strong_count(&namespace) == 2 {
+                    self.namespaces.remove(&*namespace);
+                }
             }
             watcher::Event::Apply(_) => {}
         }
@@ -223,6 +232,32 @@ mod tests {
         // deleted before the next attempt lists
         generations.observe(&watcher::Event::Init);
         assert!(generations.observe(&watcher::Event::InitDone).is_empty());
+    }
+
+    #[test]
+    fn a_namespace_is_forgotten_with_its_last_config() {
+        let in_ns = |name: &str, ns: &str| {
+            let mut c = config(name, name, 1);
+            c.metadata.namespace = Some(ns.into());
+            c
+        };
+        let mut generations = Generations::default();
+        assert!(generations.changed(&in_ns("a", "pr-1")));
+        assert!(generations.changed(&in_ns("b", "pr-1")));
+        assert!(generations.changed(&in_ns("c", "pr-2")));
+        assert!(generations.changed(&in_ns("d", "stays")));
+        generations.observe(&watcher::Event::Delete(in_ns("a", "pr-1")));
+        assert_eq!(generations.namespaces.len(), 3);
+        generations.observe(&watcher::Event::Delete(in_ns("b", "pr-1")));
+        generations.observe(&watcher::Event::Delete(in_ns("x", "never-seen")));
+        assert_eq!(generations.namespaces.len(), 2);
+        // pr-2 deleted while the watch was down: the relist does not list it
+        generations.observe(&watcher::Event::Init);
+        generations.observe(&watcher::Event::InitApply(in_ns("d", "stays")));
+        generations.observe(&watcher::Event::InitDone);
+        let namespaces: Vec<&str> = generations.namespaces.iter().map(|n| &**n).collect();
+        assert_eq!(namespaces, ["stays"]);
+        assert!(!generations.changed(&in_ns("d", "stays")));
     }
 
     #[test]

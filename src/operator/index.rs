@@ -187,28 +187,35 @@ impl ReverseIndex {
         self.edges.insert(id, edges);
     }
 
-    /// Drops every edge of a config (deleted, or about to be re-recorded).
+    /// Drops every edge of a config (deleted, or about to be re-recorded), and its namespace
+    /// when no other config of the index is in it.
     pub fn forget(&mut self, config: &ConfigKey) {
         let Some(probe) = self.probe(config) else {
             return;
         };
-        let Some(old) = self.edges.remove(&probe) else {
-            return;
-        };
-        for key in old.sources.iter() {
-            if let Some(dependants) = self.dependants.get_mut(key)
-                && dependants.remove(&probe)
-            {
-                self.dependants.remove(key);
-            }
-        }
-        for name in old.globals.iter() {
-            if let Some(set) = self.globals.get_mut(name) {
-                set.remove(&probe);
-                if set.is_empty() {
-                    self.globals.remove(name);
+        if let Some(old) = self.edges.remove(&probe) {
+            for key in old.sources.iter() {
+                if let Some(dependants) = self.dependants.get_mut(key)
+                    && dependants.remove(&probe)
+                {
+                    self.dependants.remove(key);
                 }
             }
+            for name in old.globals.iter() {
+                if let Some(set) = self.globals.get_mut(name) {
+                    set.remove(&probe);
+                    if set.is_empty() {
+                        self.globals.remove(name);
+                    }
+                }
+            }
+        }
+        let Config { namespace, .. } = probe;
+        // The set's handle and `namespace` are the last ones: every config, source and edge of
+        // the namespace is gone. Namespaces come and go (one per pull request, say); a
+        // long-running operator must not keep them all.
+        if Arc::strong_count(&namespace) == 2 {
+            self.namespaces.remove(&*namespace);
         }
     }
 
@@ -277,6 +284,33 @@ mod tests {
             vec![key("a", "one")]
         );
         assert!(index.dependants("a", SourceKind::Secret, "base").is_empty());
+    }
+
+    #[test]
+    fn a_namespace_is_forgotten_with_its_last_config() {
+        let mut index = ReverseIndex::default();
+        index.record(&key("pr-1", "one"), &[cm("base")], &["prod".into()]);
+        index.record(&key("pr-1", "two"), &[cm("base"), cm("extra")], &[]);
+        index.record(&key("stays", "three"), &[cm("base")], &[]);
+        index.forget(&key("pr-1", "one"));
+        // another config still reads from pr-1
+        assert_eq!(
+            index.dependants("pr-1", SourceKind::ConfigMap, "base"),
+            vec![key("pr-1", "two")]
+        );
+        index.forget(&key("pr-1", "two"));
+        index.forget(&key("pr-2", "never-recorded"));
+        let namespaces: Vec<&str> = index.namespaces.iter().map(|n| &**n).collect();
+        assert_eq!(namespaces, ["stays"]);
+        // re-recorded while the namespace is the config's alone: still there afterwards
+        index.record(&key("stays", "three"), &[cm("other")], &[]);
+        assert_eq!(
+            index.dependants("stays", SourceKind::ConfigMap, "other"),
+            vec![key("stays", "three")]
+        );
+        index.retain(|_| false);
+        assert!(index.namespaces.is_empty());
+        assert!(index.dependants.is_empty() && index.edges.is_empty());
     }
 
     #[test]
