@@ -353,6 +353,24 @@ impl Context {
     pub fn succeeded(&self, key: &ConfigKey) {
         lock(&self.failures).remove(key);
     }
+
+    /// After a relist of `store`'s watch (it broke: the API server restarted, say), the configs
+    /// of `store` whose last reconcile failed, to be retried now, their backoff started again.
+    /// Their failures were most likely the outage itself, and the backoff that grew meanwhile
+    /// (up to 5 minutes) would otherwise keep them waiting long after the API server is back:
+    /// a relist passes only configs whose generation changed.
+    pub fn retry_failed(&self, store: &Store<KafkaToolConfig>) -> Vec<ObjectRef<KafkaToolConfig>> {
+        let mut retry = Vec::new();
+        lock(&self.failures).retain(|(namespace, name), _| {
+            let reference = ObjectRef::new(name).within(namespace);
+            let cached = store.get(&reference).is_some();
+            if cached {
+                retry.push(reference);
+            }
+            !cached
+        });
+        retry
+    }
 }
 
 /// Whether an object at resourceVersion `seen` includes the write that produced `written`. Equal

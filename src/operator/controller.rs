@@ -607,11 +607,17 @@ fn controller(
         let ctx = ctx.clone();
         let generations = generations.clone();
         let tx = owned_tx.clone();
+        let reader = reader.clone();
         move |event| {
             observe_config(&ctx, event);
             if let Ok(event) = event {
                 for config in lock(&generations).observe(event) {
                     let _ = tx.send(config);
+                }
+                if matches!(event, watcher::Event::InitDone) {
+                    for config in ctx.retry_failed(&reader) {
+                        let _ = tx.send(config);
+                    }
                 }
             }
         }
@@ -1033,17 +1039,15 @@ mod tests {
         .expect("a valid KafkaToolConfig")
     }
 
-    #[tokio::test]
-    async fn a_status_write_is_forgotten_only_when_a_relist_has_put_it_in_the_store() {
-        // A client is only needed to build the context; nothing is sent.
+    /// A context over `configs`. Its client (needed to build it) points nowhere: nothing is sent.
+    fn context(configs: Store<KafkaToolConfig>) -> Context {
         let Ok(uri) = "http://127.0.0.1:1".parse() else {
             panic!("a valid URI");
         };
         let Ok(client) = Client::try_from(kube::Config::new(uri)) else {
             panic!("cannot build a client");
         };
-        let (configs, mut writer) = reflector::store::<KafkaToolConfig>();
-        let ctx = Context::new(
+        Context::new(
             client,
             Arc::new(Metrics::new()),
             reflector::store::<PartialObjectMeta<Namespace>>().0,
@@ -1051,7 +1055,13 @@ mod tests {
             vec![configs],
             Arc::new(AtomicBool::new(true)),
             None,
-        );
+        )
+    }
+
+    #[tokio::test]
+    async fn a_status_write_is_forgotten_only_when_a_relist_has_put_it_in_the_store() {
+        let (configs, mut writer) = reflector::store::<KafkaToolConfig>();
+        let ctx = context(configs);
         let mut feed = |event: watcher::Event<KafkaToolConfig>| {
             writer.apply_watcher_event(&event);
             observe_config(&ctx, &Ok(event));
@@ -1105,6 +1115,35 @@ mod tests {
         feed(watcher::Event::Delete(listed("orders", "14")));
         assert!(readers().is_empty());
         assert_eq!(tables(), (vec![], vec![]));
+    }
+
+    #[tokio::test]
+    async fn a_relist_retries_the_cached_configs_whose_reconciles_failed_now() {
+        let (configs, mut writer) = reflector::store::<KafkaToolConfig>();
+        let ctx = context(configs.clone());
+        for event in [
+            watcher::Event::Init,
+            watcher::Event::InitApply(listed("orders", "10")),
+            watcher::Event::InitApply(listed("payments", "11")),
+            watcher::Event::InitDone,
+        ] {
+            writer.apply_watcher_event(&event);
+        }
+        let orders = ("ns".to_string(), "orders".to_string());
+        // failed through an outage: its backoff grew
+        for _ in 0..9 {
+            ctx.backoff(&orders);
+        }
+        assert!(ctx.backoff(&orders) >= Duration::from_secs(225));
+        // another scope's config, not in this store
+        let elsewhere = ("other".to_string(), "orders".to_string());
+        ctx.backoff(&elsewhere);
+        let retried = ctx.retry_failed(&configs);
+        assert_eq!(retried, vec![ObjectRef::new("orders").within("ns")]);
+        // its backoff starts again; the other scope's failure is left to its own relist
+        assert!(ctx.backoff(&orders) <= Duration::from_millis(1250));
+        assert_eq!(lock(&ctx.failures).get(&elsewhere), Some(&1));
+        assert!(ctx.retry_failed(&configs).len() == 1, "failed again since");
     }
 
     #[test]
