@@ -17,7 +17,7 @@ use crate::engine::render::{self, Rendered};
 use crate::engine::sensitive;
 use crate::engine::sources::{self, LoadedFile, SourceKind, SourceRef, Sources};
 use crate::engine::spec::{
-    COMMON, Precedence, ReferenceMode, Role, Scalar, SecretsMode, ToolConfigSpec,
+    COMMON, Precedence, ReferenceMode, Role, Scalar, SecretsMode, ToolConfigSpec, properties_label,
 };
 use crate::engine::suggest;
 use crate::engine::validate;
@@ -390,11 +390,11 @@ fn collect<'a>(
         + tool.tool_defaults.get(&role).map_or(0, BTreeMap::len)
         + tool.forced.get(&role).map_or(0, BTreeMap::len);
     let mut raws: Vec<Raw<'a>> = Vec::with_capacity(capacity);
-    let push = |raws: &mut Vec<Raw<'a>>, key: &'a str, layer, source: String, text: String| {
+    let push = |raws: &mut Vec<Raw<'a>>, key: &'a str, layer, source: Source, text: String| {
         raws.push(Raw {
             key,
             layer,
-            source: source.into(),
+            source,
             text: Cow::Owned(text),
             file_secret: None,
             only_when: None,
@@ -402,11 +402,11 @@ fn collect<'a>(
     };
     // Values an option contributes carry the option's condition.
     let push_option =
-        |raws: &mut Vec<Raw<'a>>, option: &'a ToolOption, layer, source: String, text: String| {
+        |raws: &mut Vec<Raw<'a>>, option: &'a ToolOption, layer, source: Source, text: String| {
             raws.push(Raw {
                 key: &option.key,
                 layer,
-                source: source.into(),
+                source,
                 text: Cow::Owned(text),
                 file_secret: None,
                 only_when: option.only_when.as_ref(),
@@ -421,7 +421,7 @@ fn collect<'a>(
                 &mut raws,
                 key,
                 Layer::ToolDefaults,
-                format!("{} default", tool.name),
+                tool.default_label(),
                 value.clone(),
             );
         }
@@ -437,7 +437,7 @@ fn collect<'a>(
                 &mut raws,
                 option,
                 Layer::ToolDefaults,
-                format!("--{} default", option.name),
+                option.default_label(),
                 default.clone(),
             );
         }
@@ -466,7 +466,7 @@ fn collect<'a>(
             &mut raws,
             option,
             Layer::Args,
-            format!("args.{}", option.name),
+            option.args_label(),
             text.clone(),
         );
     }
@@ -508,7 +508,10 @@ fn collect<'a>(
         let source = match &section_source {
             Some((name, source)) if *name == section => source.clone(),
             _ => {
-                let source = Source::from(format!("properties.{section}"));
+                let source = match properties_label(section) {
+                    Some(label) => Source::fixed(label),
+                    None => Source::from(format!("properties.{section}")),
+                };
                 section_source = Some((section, source.clone()));
                 source
             }
@@ -528,7 +531,7 @@ fn collect<'a>(
             &mut raws,
             option,
             Layer::Args,
-            format!("args.{}", option.name),
+            option.args_label(),
             text.clone(),
         );
     }
@@ -542,7 +545,7 @@ fn collect<'a>(
                     &mut raws,
                     key,
                     Layer::ForcedByTool,
-                    format!("forced by {}", tool.name),
+                    tool.forced_label(),
                     value.clone(),
                 );
             }
@@ -556,7 +559,7 @@ fn collect<'a>(
                 .find(|(o, _)| o.name == option.name)
                 .map(|(_, t)| t.clone());
             if let Some(text) = given.or_else(|| option.default.clone()) {
-                let source = format!("--{} (forced by {})", option.name, tool.name);
+                let source = option.forced_label(&tool.name);
                 push_option(&mut raws, option, Layer::ForcedByTool, source, text);
             }
         }

@@ -113,6 +113,14 @@ impl Source {
         }
     }
 
+    /// A label made once and shared by the values of many evaluations (a tool's, an option's).
+    pub fn shared(label: &Arc<str>) -> Self {
+        Self {
+            label: Label::Shared(Arc::clone(label)),
+            line: None,
+        }
+    }
+
     /// Line `line` of the file labelled `file` (`configFiles[0] base-client/client.properties`).
     pub fn line(file: &Arc<str>, line: u32) -> Self {
         Self {

@@ -116,6 +116,21 @@ pub type RoleProperties = SmallMap<SmallMap<Scalar>>;
 /// The name of the role-independent entry in [`RoleProperties`].
 pub const COMMON: &str = "common";
 
+/// `properties.SECTION`, the source of a section's values, for the sections a spec can have.
+pub fn properties_label(section: &str) -> Option<&'static str> {
+    Some(match section {
+        COMMON => "properties.common",
+        "producer" => "properties.producer",
+        "consumer" => "properties.consumer",
+        "admin" => "properties.admin",
+        "share-consumer" => "properties.share-consumer",
+        "broker" => "properties.broker",
+        "controller" => "properties.controller",
+        "mirror-maker" => "properties.mirror-maker",
+        _ => return None,
+    })
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 pub enum Precedence {
     /// KIP-1137: args > properties > files > tool defaults > cluster defaults.
@@ -494,5 +509,22 @@ pub struct GlobalClientDefaultsSpec {
 impl GlobalClientDefaultsSpec {
     pub fn priority(&self) -> i32 {
         self.priority.unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{COMMON, Role, properties_label};
+
+    #[test]
+    fn every_section_has_its_properties_label() {
+        let sections = std::iter::once(COMMON).chain(Role::ALL.iter().map(|r| r.as_str()));
+        for section in sections {
+            assert_eq!(
+                properties_label(section).map(str::to_string),
+                Some(format!("properties.{section}"))
+            );
+        }
+        assert_eq!(properties_label("no-such-section"), None);
     }
 }
