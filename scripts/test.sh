@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh machine: checks the toolchains (installing what Debian's
-# registry can give), lints, builds once, runs unit, property and JDK-differential tests, checks
-# generated artefacts for drift, starts a real control plane built from Go modules and runs the
-# end-to-end suites against it. Prints how long each stage took.
+# The whole test suite, from a fresh machine: checks the toolchains (installing what is missing
+# from Debian, PyPI, rustup and the Go module proxy), lints, builds once, runs unit, property and
+# JDK-differential tests, checks generated artefacts for drift, starts a real control plane built
+# from Go modules and runs the end-to-end suites against it. Prints how long each stage took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -43,7 +43,8 @@ if ! command -v cargo >/dev/null; then
   export PATH=$HOME/.cargo/bin:$PATH
 fi
 command -v go >/dev/null || export PATH=$PATH:/usr/local/go/bin
-command -v go >/dev/null || { echo "go is required to build the control plane"; exit 1; }
+# Go from its module proxy when the machine has none (builds the control plane).
+command -v go >/dev/null || . scripts/go-toolchain.sh
 rustup target list --installed | grep -qx x86_64-unknown-linux-musl || rustup target add x86_64-unknown-linux-musl
 cargo --version; go version; javac -version
 end
