@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Engine vs the JVM on the same bytes, in one run (issue 7).
 #
-#   e2e/bench/engine-vs-jvm.sh            # full run: criterion engine bench + JVM harness, then
-#                                         # writes docs/bench/results.json and docs/BENCHMARKS.md
+#   e2e/bench/engine-vs-jvm.sh            # full run: paired rounds, then criterion engine bench +
+#                                         # JVM harness; writes docs/bench/results.json and
+#                                         # docs/BENCHMARKS.md
 #   JVM_WARMUP_S=2 JVM_BATCHES=10 JVM_BATCH_MS=200   # JVM harness knobs (defaults shown)
+#   PAIRED_ROUNDS=7 PAIRED_MS=1000 PAIRED_BATCHES=5  # paired-round knobs (defaults shown)
 #   NO_WRITE=1 e2e/bench/engine-vs-jvm.sh  # measure and print only
 #   RUST_SAMPLE_SIZE=10 e2e/bench/engine-vs-jvm.sh  # criterion --sample-size (min 10); default is
 #                                         # the bench's own 30, which at ~1 s per 5,000-key
@@ -14,8 +16,11 @@
 # the JVM harness reads those files, so both sides see the same bytes by construction (the
 # sha256 of each file is recorded in the report).
 #
-# Both sides run back to back in this one invocation: on the shared 2-core machine absolute
-# numbers drift between runs, so only ratios from the same run are compared.
+# Both sides run in this one invocation: on the shared 2-core machine absolute numbers drift
+# between runs, so only ratios from the same run are compared. The headline ratios come from the
+# paired rounds (e2e/bench/jvm/paired.py), which measure the two sides of each case seconds apart
+# and alternate which goes first; the sequential criterion + JVM runs give the detail (confidence
+# intervals, the parse/store/hash floor).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -61,11 +66,28 @@ classes="$work/classes"
 rm -rf "$classes"; mkdir -p "$classes"
 javac -d "$classes" -cp "$cp_jars" "$here/jvm/src/JvmConfigBench.java"
 
-# 3. Engine: the criterion bench, unchanged.
+# The tree as built (others may edit it while the benches run).
+{ git rev-parse --short HEAD; git status --porcelain -- src benches Cargo.toml Cargo.lock catalogue; } >"$work/tree.txt"
+
+# 3. Paired rounds: the engine half (benches/engine_paired.rs) and the JVM half, interleaved.
+cargo bench --locked --bench engine_paired --no-run 2>&1 | tail -1 >&2
+paired_bin=$(cargo bench --locked --bench engine_paired --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "engine_paired" and m.get("executable"):
+        print(m["executable"])')
+[[ -x $paired_bin ]] || { log "engine_paired was not built"; exit 1; }
+paired_knobs="--rounds ${PAIRED_ROUNDS:-7} --millis ${PAIRED_MS:-1000} --batches ${PAIRED_BATCHES:-5}"
+log "running: paired rounds ($paired_knobs)"
+python3 "$here/jvm/paired.py" $paired_knobs --log "$work/paired.log" --out "$work/paired.json" \
+  --engine-cmd "$paired_bin" \
+  --jvm-cmd "java -Xms512m -Xmx512m -cp $classes:$cp_jars JvmConfigBench --serve $inputs ${JVM_WARMUP_S:-2}"
+
+# 4. Engine: the criterion bench, unchanged.
 rust_cmd="cargo bench --bench engine${RUST_SAMPLE_SIZE:+ -- --sample-size $RUST_SAMPLE_SIZE}"
 log "running: $rust_cmd"
 started=$(date +%s)
-{ git rev-parse --short HEAD; git status --porcelain -- src benches Cargo.toml Cargo.lock catalogue; } >"$work/tree.txt"
 $rust_cmd >"$work/criterion.log" 2>&1 || { tail -40 "$work/criterion.log" >&2; exit 1; }
 # Copy criterion's estimates now, before anyone else's run can overwrite them.
 rm -rf "$work/criterion"; mkdir -p "$work/criterion"
@@ -79,14 +101,16 @@ for b in parse evaluate_and_render store content_hash; do
   done
 done
 
-# 4. JVM, right after, same inputs.
+# 5. JVM, right after, same inputs.
 jvm_cmd="java -Xms512m -Xmx512m -cp $classes:$cp_jars JvmConfigBench $inputs ${JVM_WARMUP_S:-2} ${JVM_BATCHES:-10} ${JVM_BATCH_MS:-200}"
 log "running: $jvm_cmd"
 $jvm_cmd >"$work/jvm.json" 2> >(grep -v '^SLF4J' >&2)
 
-# 5. Report.
+# 6. Report.
 python3 "$here/jvm/report.py" \
   --criterion "$work/criterion" --jvm "$work/jvm.json" --inputs "$inputs" \
+  --paired "$work/paired.json" \
+  --paired-cmd "e2e/bench/jvm/paired.py $paired_knobs (engine: cargo bench --bench engine_paired; JVM: JvmConfigBench --serve target/bench-inputs ${JVM_WARMUP_S:-2})" \
   --rust-cmd "$rust_cmd" \
   --jvm-cmd "java -Xms512m -Xmx512m -cp <classes>:kafka-clients-4.3.1.jar:slf4j-api-1.7.36.jar JvmConfigBench target/bench-inputs ${JVM_WARMUP_S:-2} ${JVM_BATCHES:-10} ${JVM_BATCH_MS:-200}" \
   --script "e2e/bench/engine-vs-jvm.sh" --tree "$work/tree.txt" \

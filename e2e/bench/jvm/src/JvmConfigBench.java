@@ -1,5 +1,7 @@
+import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigDef;
@@ -34,6 +37,11 @@ import org.apache.kafka.common.config.ConfigDef;
  *
  * <p>Usage: {@code java JvmConfigBench INPUT_DIR [warmupSeconds=2] [batches=10] [batchMillis=200]
  * [sizes=20,200,5000]}; inputs are INPUT_DIR/client-N.properties.
+ *
+ * <p>{@code java JvmConfigBench --serve INPUT_DIR [warmupSeconds=2]}: the JVM half of the script's
+ * paired rounds (the engine half is benches/engine_paired.rs, same protocol). Warms every
+ * (op, size) up, prints {@code ready}, then for each {@code OP KEYS MILLIS BATCHES} line on stdin
+ * times ~MILLIS of the op in BATCHES batches and prints one JSON line (median, min, max ns/op).
  */
 public final class JvmConfigBench {
     /** Keeps results alive so the JIT cannot drop the work. */
@@ -44,6 +52,10 @@ public final class JvmConfigBench {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("--serve")) {
+            serve(Path.of(args[1]), args.length > 2 ? Double.parseDouble(args[2]) : 2.0);
+            return;
+        }
         Path dir = Path.of(args[0]);
         double warmupSeconds = args.length > 1 ? Double.parseDouble(args[1]) : 2.0;
         int batches = args.length > 2 ? Integer.parseInt(args[2]) : 10;
@@ -64,22 +76,12 @@ public final class JvmConfigBench {
         boolean first = true;
         for (int n : sizes) {
             byte[] bytes = Files.readAllBytes(dir.resolve("client-" + n + ".properties"));
-            Map<String, String> overrides = new HashMap<>();
-            for (int i = 0; i < Math.max(n / 10, 1); i++) {
-                overrides.put("custom.interceptor.setting." + i, "override-" + i);
-            }
-            Properties loaded = load(bytes);
-            // Sanity: the pipeline must parse (throws ConfigException otherwise).
-            int keys = loaded.size();
-            pipeline(bytes, overrides, def);
-
-            Op loadOp = () -> sink += load(bytes).size();
-            Op storeOp = () -> sink += store(loaded).length();
-            Op pipelineOp = () -> sink += pipeline(bytes, overrides, def);
+            int keys = load(bytes).size();
+            // In the order of the report's tables.
+            Map<String, Op> byName = ops(dir, n, def);
             String[] names = {"load", "store", "pipeline"};
-            Op[] ops = {loadOp, storeOp, pipelineOp};
-            for (int k = 0; k < ops.length; k++) {
-                double[] r = measure(ops[k], warmupSeconds, batches, batchMillis);
+            for (int k = 0; k < names.length; k++) {
+                double[] r = measure(byName.get(names[k]), warmupSeconds, batches, batchMillis);
                 if (!first) json.append(',');
                 first = false;
                 json.append(String.format(Locale.ROOT,
@@ -93,6 +95,64 @@ public final class JvmConfigBench {
         }
         json.append("],\"sink\":").append(sink).append('}');
         System.out.println(json);
+    }
+
+    /** The ops of one size, as in main: load, store, pipeline. */
+    static Map<String, Op> ops(Path dir, int n, ConfigDef def) throws IOException {
+        byte[] bytes = Files.readAllBytes(dir.resolve("client-" + n + ".properties"));
+        Map<String, String> overrides = new HashMap<>();
+        for (int i = 0; i < Math.max(n / 10, 1); i++) {
+            overrides.put("custom.interceptor.setting." + i, "override-" + i);
+        }
+        Properties loaded = load(bytes);
+        // Sanity: the pipeline must parse (throws ConfigException otherwise).
+        pipeline(bytes, overrides, def);
+        Map<String, Op> ops = new TreeMap<>();
+        ops.put("load", () -> sink += load(bytes).size());
+        ops.put("store", () -> sink += store(loaded).length());
+        ops.put("pipeline", () -> sink += pipeline(bytes, overrides, def));
+        return ops;
+    }
+
+    static void serve(Path dir, double warmupSeconds) throws IOException {
+        ConfigDef def = ProducerConfig.configDef();
+        Map<String, Op> byName = new HashMap<>();
+        for (int n : new int[] {20, 200, 5000}) {
+            for (Map.Entry<String, Op> e : ops(dir, n, def).entrySet()) {
+                byName.put(e.getKey() + " " + n, e.getValue());
+                // Warm-up only: the JIT compiles each path before any round is timed.
+                measure(e.getValue(), warmupSeconds, 1, 1);
+            }
+        }
+        System.out.println("ready");
+        System.out.flush();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+        for (String line; (line = in.readLine()) != null; ) {
+            String[] w = line.trim().split("\\s+");
+            Op op = w.length == 4 ? byName.get(w[0] + " " + w[1]) : null;
+            if (op == null) {
+                System.out.println("{\"error\":\"bad request\"}");
+                System.out.flush();
+                continue;
+            }
+            int batches;
+            long batchMillis;
+            try {
+                batches = Math.max(1, Integer.parseInt(w[3]));
+                batchMillis = Math.max(1, Long.parseLong(w[2]) / batches);
+            } catch (NumberFormatException e) {
+                System.out.println("{\"error\":\"bad request\"}");
+                System.out.flush();
+                continue;
+            }
+            // A short re-warm doubles as the calibration of the batch size.
+            double[] r = measure(op, 0.02, batches, batchMillis);
+            System.out.println(String.format(Locale.ROOT,
+                    "{\"op\":\"%s\",\"n\":%s,\"median_ns\":%.1f,\"min_ns\":%.1f,\"max_ns\":%.1f,"
+                            + "\"batches\":%d,\"sink\":%d}",
+                    w[0], w[1], r[0], r[1], r[2], batches, sink));
+            System.out.flush();
+        }
     }
 
     static Properties load(byte[] bytes) throws IOException {
