@@ -53,7 +53,33 @@ impl Error {
             Error::RolloutInProgress(_) => "RolloutInProgress",
         }
     }
+
+    /// The longest wait before the next attempt after this error. The API server not answering
+    /// (no connection, a timeout, 429, a 5xx: etcd down, say) ends when the outage does, and the
+    /// retry should follow soon after; a watch that resumes after such an outage does not relist,
+    /// so nothing else reschedules these configs (docs/RELIABILITY.md). Every other error keeps
+    /// the long cap.
+    pub fn backoff_cap(&self) -> Duration {
+        let unavailable = match self {
+            Error::Kube(kube::Error::Api(status)) => status.code == 429 || status.code >= 500,
+            Error::Kube(
+                kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_),
+            ) => true,
+            _ => false,
+        };
+        if unavailable {
+            UNAVAILABLE_BACKOFF_CAP
+        } else {
+            BACKOFF_CAP
+        }
+    }
 }
+
+/// The backoff cap of errors other than the API server's unavailability.
+pub const BACKOFF_CAP: Duration = Duration::from_secs(300);
+/// The backoff cap while the API server does not answer. Reconciles run in bounded slots, so
+/// even every config of a large cluster failing at this pace keeps the request rate bounded.
+pub const UNAVAILABLE_BACKOFF_CAP: Duration = Duration::from_secs(30);
 
 /// What an evaluation read, to name the cause of a content change in history ("ConfigMap
 /// base-client changed"); kept in `status.inputs` (see `inputs.rs`).
@@ -238,16 +264,17 @@ impl Context {
         self.configs.iter().flat_map(Store::state).collect()
     }
 
-    /// Exponential backoff with jitter for the n-th consecutive failure: 1 s, 2 s, 4 s, … capped at
-    /// 5 minutes, ±25 %, so that a failing API server is not hammered in lockstep.
-    pub fn backoff(&self, key: &ConfigKey) -> Duration {
+    /// Exponential backoff with jitter for the n-th consecutive failure: 1 s, 2 s, 4 s, … up to
+    /// `cap` (see [`Error::backoff_cap`]), ±25 %, so that a failing API server is not hammered in
+    /// lockstep.
+    pub fn backoff(&self, key: &ConfigKey, cap: Duration) -> Duration {
         let attempt = {
             let mut failures = lock(&self.failures);
             let n = failures.entry(key.clone()).or_insert(0);
             *n = n.saturating_add(1);
             *n
         };
-        backoff_for(attempt, jitter_seed())
+        backoff_for(attempt, jitter_seed(), cap)
     }
 
     /// Records a status write of `key` (see [`Context::status_writes`]): `status` as written,
@@ -395,9 +422,10 @@ fn jitter_seed() -> u64 {
         .rotate_left(17)
 }
 
-pub fn backoff_for(attempt: u32, seed: u64) -> Duration {
+pub fn backoff_for(attempt: u32, seed: u64, cap: Duration) -> Duration {
     let exponent = attempt.saturating_sub(1).min(9);
-    let base_ms = (1000u64 << exponent).min(300_000);
+    let cap_ms = u64::try_from(cap.as_millis()).unwrap_or(u64::MAX);
+    let base_ms = (1000u64 << exponent).min(cap_ms);
     // seed % 501 in [0, 500] → factor in [0.75, 1.25]
     let permille = 750 + (seed % 501);
     Duration::from_millis(base_ms * permille / 1000)
@@ -410,10 +438,58 @@ mod tests {
     #[test]
     fn backoff_grows_exponentially_and_is_capped() {
         let mid = u64::MAX / 2 - (u64::MAX / 2) % 501 + 250; // factor exactly 1.0
-        assert_eq!(backoff_for(1, mid), Duration::from_secs(1));
-        assert_eq!(backoff_for(2, mid), Duration::from_secs(2));
-        assert_eq!(backoff_for(5, mid), Duration::from_secs(16));
-        assert_eq!(backoff_for(30, mid), Duration::from_secs(300));
+        assert_eq!(backoff_for(1, mid, BACKOFF_CAP), Duration::from_secs(1));
+        assert_eq!(backoff_for(2, mid, BACKOFF_CAP), Duration::from_secs(2));
+        assert_eq!(backoff_for(5, mid, BACKOFF_CAP), Duration::from_secs(16));
+        assert_eq!(backoff_for(30, mid, BACKOFF_CAP), Duration::from_secs(300));
+        assert_eq!(
+            backoff_for(5, mid, UNAVAILABLE_BACKOFF_CAP),
+            Duration::from_secs(16)
+        );
+        assert_eq!(
+            backoff_for(6, mid, UNAVAILABLE_BACKOFF_CAP),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            backoff_for(30, mid, UNAVAILABLE_BACKOFF_CAP),
+            Duration::from_secs(30)
+        );
+    }
+
+    fn api_error(code: u16, reason: &str) -> Error {
+        Error::Kube(kube::Error::Api(Box::new(
+            kube::core::Status::failure("from the test", reason).with_code(code),
+        )))
+    }
+
+    #[test]
+    fn only_the_api_servers_unavailability_gets_the_short_backoff_cap() {
+        for unavailable in [
+            api_error(500, "InternalError"),
+            api_error(503, "ServiceUnavailable"),
+            api_error(504, "Timeout"),
+            api_error(429, "TooManyRequests"),
+            Error::Kube(kube::Error::ReadEvents(std::io::Error::other(
+                "connection reset",
+            ))),
+            Error::Kube(kube::Error::Service("connection refused".into())),
+        ] {
+            assert_eq!(
+                unavailable.backoff_cap(),
+                UNAVAILABLE_BACKOFF_CAP,
+                "{unavailable}"
+            );
+        }
+        for refused in [
+            api_error(403, "Forbidden"),
+            api_error(409, "Conflict"),
+            api_error(422, "Invalid"),
+            api_error(404, "NotFound"),
+            Error::MissingField("metadata.name"),
+            Error::RolloutInProgress("deployment/web".into()),
+        ] {
+            assert_eq!(refused.backoff_cap(), BACKOFF_CAP, "{refused}");
+        }
     }
 
     #[test]
@@ -428,7 +504,7 @@ mod tests {
     #[test]
     fn backoff_jitter_stays_within_a_quarter() {
         for seed in [0, 1, 250, 500, 12345, u64::MAX] {
-            let d = backoff_for(3, seed);
+            let d = backoff_for(3, seed, BACKOFF_CAP);
             assert!(
                 d >= Duration::from_millis(3000) && d <= Duration::from_millis(5000),
                 "{d:?}"

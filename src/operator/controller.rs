@@ -955,6 +955,7 @@ async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::operator::context::BACKOFF_CAP;
 
     #[test]
     fn an_undecodable_config_gets_ready_and_valid_false_at_its_generation() {
@@ -1132,16 +1133,16 @@ mod tests {
         let orders = ("ns".to_string(), "orders".to_string());
         // failed through an outage: its backoff grew
         for _ in 0..9 {
-            ctx.backoff(&orders);
+            ctx.backoff(&orders, BACKOFF_CAP);
         }
-        assert!(ctx.backoff(&orders) >= Duration::from_secs(225));
+        assert!(ctx.backoff(&orders, BACKOFF_CAP) >= Duration::from_secs(225));
         // another scope's config, not in this store
         let elsewhere = ("other".to_string(), "orders".to_string());
-        ctx.backoff(&elsewhere);
+        ctx.backoff(&elsewhere, BACKOFF_CAP);
         let retried = ctx.retry_failed(&configs);
         assert_eq!(retried, vec![ObjectRef::new("orders").within("ns")]);
         // its backoff starts again; the other scope's failure is left to its own relist
-        assert!(ctx.backoff(&orders) <= Duration::from_millis(1250));
+        assert!(ctx.backoff(&orders, BACKOFF_CAP) <= Duration::from_millis(1250));
         assert_eq!(lock(&ctx.failures).get(&elsewhere), Some(&1));
         assert!(ctx.retry_failed(&configs).len() == 1, "failed again since");
     }

@@ -127,7 +127,7 @@ async fn write_reconciling(ctx: &Context, namespace: &str, name: &str, generatio
 pub fn error_policy(config: Arc<KafkaToolConfig>, error: &Error, ctx: Arc<Context>) -> Action {
     ctx.metrics.error(error.metric_label());
     let key = (config.namespace().unwrap_or_default(), config.name_any());
-    let delay = ctx.backoff(&key);
+    let delay = ctx.backoff(&key, error.backoff_cap());
     warn!(namespace = %key.0, name = %key.1, %error, retry_in_ms = delay.as_millis() as u64, "reconcile failed");
     Action::requeue(delay)
 }
