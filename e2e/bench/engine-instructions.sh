@@ -20,13 +20,7 @@ export CARGO_PROFILE_BENCH_STRIP=none CARGO_PROFILE_BENCH_DEBUG=line-tables-only
 if [[ -n ${ENGINE_PROFILE_BIN:-} ]]; then
   bin=$ENGINE_PROFILE_BIN
 else
-  cargo bench --locked --bench engine_profile --no-run 2>&1 | tail -1 >&2
-  bin=$(cargo bench --locked --bench engine_profile --no-run --message-format=json 2>/dev/null |
-  python3 -c 'import json,sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "engine_profile" and m.get("executable"):
-        print(m["executable"])')
+  bin=$(e2e/bench/bench-bin.sh engine_profile)
 fi
 echo "driver: $bin (target dir: ${CARGO_TARGET_DIR:-target})" >&2
 count() { # op keys iterations

@@ -70,14 +70,7 @@ javac -d "$classes" -cp "$cp_jars" "$here/jvm/src/JvmConfigBench.java"
 { git rev-parse --short HEAD; git status --porcelain -- src benches Cargo.toml Cargo.lock catalogue; } >"$work/tree.txt"
 
 # 3. Paired rounds: the engine half (benches/engine_paired.rs) and the JVM half, interleaved.
-cargo bench --locked --bench engine_paired --no-run 2>&1 | tail -1 >&2
-paired_bin=$(cargo bench --locked --bench engine_paired --no-run --message-format=json 2>/dev/null |
-  python3 -c 'import json,sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "engine_paired" and m.get("executable"):
-        print(m["executable"])')
-[[ -x $paired_bin ]] || { log "engine_paired was not built"; exit 1; }
+paired_bin=$("$here/bench-bin.sh" engine_paired)
 paired_knobs="--rounds ${PAIRED_ROUNDS:-7} --millis ${PAIRED_MS:-1000} --batches ${PAIRED_BATCHES:-5}"
 log "running: paired rounds ($paired_knobs)"
 python3 "$here/jvm/paired.py" $paired_knobs --log "$work/paired.log" --out "$work/paired.json" \
