@@ -86,7 +86,6 @@ pub struct SecretPart {
     pub key: String,
 }
 
-/// Resolves every reference in `text`.
 /// [`resolve`] of an owned text: a value without references is moved, not copied (most values).
 pub fn resolve_owned(
     text: String,
@@ -103,6 +102,7 @@ pub fn resolve_owned(
     resolve(&text, bindings, providers, mode)
 }
 
+/// Resolves every reference in `text`.
 pub fn resolve(
     text: &str,
     bindings: &Bindings,
