@@ -36,7 +36,12 @@ go_bin() {
   if [[ -n "${E2E_GO:-}" ]]; then echo "$E2E_GO"
   elif command -v go >/dev/null 2>&1; then command -v go
   elif [[ -x /usr/local/go/bin/go ]]; then echo /usr/local/go/bin/go
-  else die "no Go toolchain found (set E2E_GO)"; fi
+  else
+    # None on the machine: the pinned toolchain scripts/test.sh installs, from the Go module proxy.
+    . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/go-toolchain.sh" >&2 ||
+      die "no Go toolchain found and none could be installed (set E2E_GO)"
+    command -v go
+  fi
 }
 
 # Version of a module required in a go.mod (first field of a require line).
