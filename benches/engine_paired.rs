@@ -9,59 +9,13 @@
 //! median, min and max ns/op of the batches. The JVM half is `JvmConfigBench --serve`.
 
 use std::collections::BTreeMap;
-use std::hint::black_box;
 use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
-use kafka_config_operator::engine::properties;
-use kafka_config_operator::engine::sources::SourceSet;
-use kafka_config_operator::engine::spec::ToolConfigSpec;
-
 mod inputs;
-use inputs::{evaluate_bench, properties_file, sources, spec};
+use inputs::Case;
 
 const SIZES: [usize; 3] = [20, 200, 5000];
-const OPS: [&str; 3] = ["parse", "evaluate_and_render", "store"];
-
-struct Case {
-    file: String,
-    spec: ToolConfigSpec,
-    sources: SourceSet,
-    map: BTreeMap<String, String>,
-}
-
-impl Case {
-    fn new(keys: usize) -> Self {
-        let file = properties_file(keys);
-        let map = properties::load_map(file.as_bytes()).unwrap_or_default();
-        Case {
-            spec: spec(keys),
-            sources: sources(keys),
-            file,
-            map,
-        }
-    }
-
-    /// One run of the operation (one of `OPS`).
-    fn run(&self, op: &str) {
-        match op {
-            "parse" => {
-                black_box(properties::load(black_box(self.file.as_bytes())).ok());
-            }
-            "evaluate_and_render" => {
-                black_box(evaluate_bench(&self.spec, &self.sources, &BTreeMap::new()));
-            }
-            "store" => {
-                black_box(properties::store(
-                    black_box(&self.map)
-                        .iter()
-                        .map(|(k, v)| (k.as_str(), v.as_str())),
-                ));
-            }
-            _ => {}
-        }
-    }
-}
 
 /// ns/op of each of `batches` batches sized to fill `millis` together.
 fn measure(case: &Case, op: &str, millis: u64, batches: u32) -> Vec<f64> {
@@ -108,7 +62,8 @@ fn main() {
                 .map(|((case, millis), batches)| (*op, case, millis, batches)),
             _ => None,
         };
-        let Some((op, case, millis, batches)) = parsed.filter(|(op, ..)| OPS.contains(op)) else {
+        let Some((op, case, millis, batches)) = parsed.filter(|(op, ..)| Case::OPS.contains(op))
+        else {
             let _ = writeln!(out, "{{\"error\":\"bad request\"}}");
             let _ = out.flush();
             continue;

@@ -93,3 +93,57 @@ pub fn evaluate_bench(
     assert!(ev.rendered.is_some(), "{:?}", ev.problems);
     ev
 }
+
+/// One size's inputs and the operations the drivers outside criterion time
+/// (`engine_profile`, `engine_paired`); criterion's `engine` bench does not use it.
+#[allow(dead_code)]
+pub struct Case {
+    file: String,
+    spec: ToolConfigSpec,
+    sources: SourceSet,
+    map: BTreeMap<String, String>,
+}
+
+#[allow(dead_code)]
+impl Case {
+    /// The operations, named as the criterion benches (`evaluate` is `evaluate_and_render`).
+    pub const OPS: [&'static str; 4] = ["parse", "evaluate", "evaluate_and_render", "store"];
+
+    pub fn new(keys: usize) -> Self {
+        let file = properties_file(keys);
+        let map = kafka_config_operator::engine::properties::load_map(file.as_bytes())
+            .unwrap_or_default();
+        Case {
+            spec: spec(keys),
+            sources: sources(keys),
+            file,
+            map,
+        }
+    }
+
+    /// One run of `op` (one of [`Case::OPS`]; others do nothing).
+    pub fn run(&self, op: &str) {
+        use kafka_config_operator::engine::properties;
+        use std::hint::black_box;
+        match op {
+            "parse" => {
+                black_box(
+                    properties::load(black_box(self.file.as_bytes()))
+                        .map(|e| e.len())
+                        .ok(),
+                );
+            }
+            "evaluate" | "evaluate_and_render" => {
+                black_box(evaluate_bench(&self.spec, &self.sources, &BTreeMap::new()));
+            }
+            "store" => {
+                black_box(properties::store(
+                    black_box(&self.map)
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.as_str())),
+                ));
+            }
+            _ => {}
+        }
+    }
+}
