@@ -78,7 +78,7 @@ public final class JvmConfigBench {
             byte[] bytes = Files.readAllBytes(dir.resolve("client-" + n + ".properties"));
             int keys = load(bytes).size();
             // In the order of the report's tables.
-            Map<String, Op> byName = ops(dir, n, def);
+            Map<String, Op> byName = ops(bytes, n, def);
             String[] names = {"load", "store", "pipeline"};
             for (int k = 0; k < names.length; k++) {
                 double[] r = measure(byName.get(names[k]), warmupSeconds, batches, batchMillis);
@@ -97,9 +97,8 @@ public final class JvmConfigBench {
         System.out.println(json);
     }
 
-    /** The ops of one size, as in main: load, store, pipeline. */
-    static Map<String, Op> ops(Path dir, int n, ConfigDef def) throws IOException {
-        byte[] bytes = Files.readAllBytes(dir.resolve("client-" + n + ".properties"));
+    /** The ops on one input file's bytes (n keys): load, store, pipeline. */
+    static Map<String, Op> ops(byte[] bytes, int n, ConfigDef def) throws IOException {
         Map<String, String> overrides = new HashMap<>();
         for (int i = 0; i < Math.max(n / 10, 1); i++) {
             overrides.put("custom.interceptor.setting." + i, "override-" + i);
@@ -118,7 +117,8 @@ public final class JvmConfigBench {
         ConfigDef def = ProducerConfig.configDef();
         Map<String, Op> byName = new HashMap<>();
         for (int n : new int[] {20, 200, 5000}) {
-            for (Map.Entry<String, Op> e : ops(dir, n, def).entrySet()) {
+            byte[] bytes = Files.readAllBytes(dir.resolve("client-" + n + ".properties"));
+            for (Map.Entry<String, Op> e : ops(bytes, n, def).entrySet()) {
                 byName.put(e.getKey() + " " + n, e.getValue());
                 // Warm-up only: the JIT compiles each path before any round is timed.
                 measure(e.getValue(), warmupSeconds, 1, 1);
