@@ -4,7 +4,8 @@
 # The build stage runs the same command as e2e/chart/image-build-check.sh.
 
 FROM rust:1-bookworm AS build
-# musl-tools: ring (rustls' crypto) compiles C with musl-gcc for the musl target. Not pinned:
+# musl-tools: ring (rustls' crypto) and jemalloc (the allocator on musl) compile C with musl-gcc
+# for the musl target; the rust image already has make. Not pinned:
 # bookworm's musl-tools only takes security fixes, and the builder image tag already fixes the suite.
 # hadolint ignore=DL3008
 RUN apt-get update \

@@ -25,8 +25,10 @@ command -v openssl >/dev/null || need_apt+=(openssl)
 command -v lua5.1 >/dev/null || need_apt+=(lua5.1)
 # libfuzzer-sys compiles libFuzzer (C++) for the fuzz smoke stage
 command -v c++ >/dev/null || need_apt+=(g++)
-# musl-gcc: the image's static build (ring compiles C for the musl target)
+# musl-gcc: the image's static build (ring and jemalloc compile C for the musl target; jemalloc's
+# build runs its configure script and make)
 command -v musl-gcc >/dev/null || need_apt+=(musl-tools)
+command -v make >/dev/null || need_apt+=(make)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing from Debian: ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null

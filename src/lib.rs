@@ -10,3 +10,9 @@ pub mod manifest;
 pub mod operator;
 pub mod output;
 pub mod status;
+
+// Declared here, not in main.rs, so that every binary of the crate built for musl (the operator
+// the image ships, and the bench drivers that measure it) runs with the same allocator.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

@@ -24,4 +24,12 @@ if ! { file "$bin" 2>/dev/null | grep -Eq 'static(ally|-pie) linked' \
   echo "FAILED: $bin is not static"; exit 1
 fi
 "$bin" --help >/dev/null
+# On musl the allocator is jemalloc with the settings of .cargo/config.toml (src/lib.rs,
+# docs/decisions.md); asked through its environment variable, jemalloc prints them at exit. The
+# image's build context must let that file in too.
+narenas=$(_RJEM_MALLOC_CONF=stats_print:true "$bin" --help 2>&1 | grep -E '^ +opt\.narenas: ' | tr -d ' ' || true)
+[[ $narenas == "opt.narenas:1" ]] || {
+  echo "FAILED: $bin does not run jemalloc with the settings of .cargo/config.toml (got '${narenas}')"; exit 1; }
+grep -qx '!.cargo/config.toml' .dockerignore || {
+  echo "FAILED: .dockerignore keeps .cargo/config.toml out of the image's build context"; exit 1; }
 echo "ok: $bin is a static binary ($(du -h "$bin" | cut -f1))"
