@@ -20,6 +20,7 @@ use crate::engine::spec::{
     COMMON, Precedence, ReferenceMode, Role, Scalar, SecretsMode, ToolConfigSpec, properties_label,
 };
 use crate::engine::suggest;
+use crate::engine::text_order;
 use crate::engine::validate;
 
 /// Everything one evaluation needs.
@@ -679,14 +680,14 @@ fn resolve(
         .enumerate()
         .map(|(at, raw)| (raw.key, at))
         .collect();
-    keys_in_order.sort_by(|a, b| a.0.cmp(b.0));
+    keys_in_order.sort_by(|a, b| text_order::compare(a.0, b.0));
     let mut runs: Vec<(&str, usize)> = Vec::with_capacity(keys_in_order.len());
     let mut key_bytes = 0;
     let mut rest = &keys_in_order[..];
     while let Some(&(key, _)) = rest.first() {
         let run = rest
             .iter()
-            .position(|(k, _)| *k != key)
+            .position(|(k, _)| !text_order::equal(k, key))
             .unwrap_or(rest.len());
         runs.push((key, run));
         key_bytes += key.len();

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::engine::outcome::Text;
 use crate::engine::reference::SecretPart;
+use crate::engine::text_order;
 
 /// A precedence layer. The derived order is the Modern order, lowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -405,7 +406,8 @@ impl KeyMap {
     }
 
     fn position(&self, key: &str) -> Result<usize, usize> {
-        self.entries.binary_search_by(|p| p.key.as_str().cmp(key))
+        self.entries
+            .binary_search_by(|p| text_order::compare(p.key.as_str(), key))
     }
 
     pub fn get(&self, key: &str) -> Option<&Provenance> {

@@ -17,6 +17,7 @@ pub mod small_map;
 pub mod sources;
 pub mod spec;
 pub mod suggest;
+pub mod text_order;
 pub mod validate;
 
 pub use evaluate::{Evaluation, Request, RoleView, evaluate};

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::engine::spec::Role;
+use crate::engine::text_order;
 
 /// Why a condition is not True, or why a warning was raised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -215,7 +216,7 @@ impl fmt::Debug for Text {
 
 impl PartialEq for Text {
     fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
+        text_order::equal(self.as_str(), other.as_str())
     }
 }
 
@@ -229,7 +230,7 @@ impl PartialOrd for Text {
 
 impl Ord for Text {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.as_str().cmp(other.as_str())
+        text_order::compare(self.as_str(), other.as_str())
     }
 }
 
