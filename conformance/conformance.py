@@ -876,7 +876,8 @@ def main():
     ctx = Ctx()
     ctx.root = a.root
     ctx.here = os.path.dirname(os.path.abspath(__file__))
-    ctx.binary = a.bin or os.path.join(a.root, "target/debug/kafka-config-operator")
+    ctx.binary = a.bin or os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(a.root, "target"),
+                                         "debug/kafka-config-operator")
     if not os.access(ctx.binary, os.X_OK):
         fail(f"{ctx.binary} not found: run `cargo build` or set KCO_BIN")
     ctx.jars = a.jars

@@ -14,7 +14,8 @@
 #   conformance/run.sh --write-verdicts     # rewrite tests/fixtures/conformance/validator-verdicts.json
 #
 # Needs Java 17+, Maven 3.8+ (first run only), python3 with PyYAML, and the binary
-# target/debug/kafka-config-operator (`cargo build`; KCO_BIN=PATH to use another).
+# $CARGO_TARGET_DIR/debug/kafka-config-operator, default target/ (`cargo build`; KCO_BIN=PATH to use
+# another).
 # CONFORMANCE_JOBS=N runs N tools at once (default 2).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

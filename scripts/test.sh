@@ -17,6 +17,20 @@ summary() {
 }
 trap summary EXIT
 
+# Download and build caches live at machine level, not in the clone: CI runs in a fresh clone in
+# another folder each time, so caches inside the repo were always cold there. `.cache/` and
+# `e2e/.bin/` become links into this directory (every script keeps its repo-relative paths); a
+# real directory already there (an older checkout) is left alone. Cargo's target directory moves
+# too; the fuzz workspace gets its own. Override with KCO_CACHE_DIR.
+KCO_CACHE_DIR=${KCO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-config-operator}
+export KCO_CACHE_DIR
+mkdir -p "$KCO_CACHE_DIR/repo-cache" "$KCO_CACHE_DIR/e2e-bin"
+[ -e .cache ] || ln -s "$KCO_CACHE_DIR/repo-cache" .cache
+[ -e e2e/.bin ] || ln -s "$KCO_CACHE_DIR/e2e-bin" e2e/.bin
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$KCO_CACHE_DIR/target}
+export FUZZ_TARGET_DIR=${FUZZ_TARGET_DIR:-$KCO_CACHE_DIR/fuzz-target}
+echo "caches: $KCO_CACHE_DIR (cargo target: $CARGO_TARGET_DIR)"
+
 begin "toolchains"
 need_apt=()
 command -v javac >/dev/null || need_apt+=(openjdk-17-jdk-headless)
