@@ -44,9 +44,7 @@ fn explain_live(
     format: cli::TextFormat,
 ) -> Result<Result<(), cli::Invalid>, cli::CliError> {
     match (namespace, name) {
-        (Some(namespace), Some(name)) => run_async(kafka_config_operator::operator::explain_live(
-            namespace, name, key, format,
-        )),
+        (Some(namespace), Some(name)) => run_async(cli::explain_live(namespace, name, key, format)),
         _ => Err(cli::CliError::Usage(
             "explain needs -f PATH…, or -n NAMESPACE NAME for a live config".into(),
         )),

@@ -22,6 +22,7 @@ use crate::engine::spec::{RolloutKind, RolloutTarget, ToolConfigSpec};
 use crate::operator::context::Error;
 use crate::operator::dereference::get_at_least;
 use crate::operator::metrics::Metrics;
+use crate::operator::ownership::{foreign_data_owner, hash_of, is_controlled_by};
 use crate::operator::versions::Cached;
 use crate::output::{self, CONFIG_LABEL, HASH_ANNOTATION, MANAGER, OutputObject, Owner};
 use crate::status::{KafkaToolConfigStatus, RolloutStatus};
@@ -98,20 +99,6 @@ pub struct OutputState {
 
 fn apply_params() -> PatchParams {
     PatchParams::apply(MANAGER).force()
-}
-
-fn is_controlled_by(meta: &kube::core::ObjectMeta, uid: &str) -> bool {
-    meta.owner_references
-        .iter()
-        .flatten()
-        .any(|r| r.controller == Some(true) && r.uid == uid)
-}
-
-fn hash_of(meta: &kube::core::ObjectMeta) -> Option<String> {
-    meta.annotations
-        .as_ref()
-        .and_then(|a| a.get(HASH_ANNOTATION))
-        .cloned()
 }
 
 /// An output object (ConfigMap or Secret): what the write paths need of it, and its files for
@@ -381,20 +368,6 @@ where
         wrote: true,
         hash: Some(rendered.hash.clone()),
         conflict: None,
-    })
-}
-
-/// Whether another field manager has written the output's files (`kubectl edit`, a controller):
-/// the hash annotation may still say current while the content is not. Our forced apply takes
-/// the fields back, so after a repair this is false again.
-pub fn foreign_data_owner(meta: &kube::api::ObjectMeta) -> bool {
-    meta.managed_fields.iter().flatten().any(|entry| {
-        entry.manager.as_deref() != Some(MANAGER)
-            && entry.fields_v1.as_ref().is_some_and(|fields| {
-                ["f:data", "f:binaryData", "f:stringData"]
-                    .iter()
-                    .any(|f| fields.0.get(*f).is_some())
-            })
     })
 }
 
@@ -689,11 +662,7 @@ where
     let Some(workload) = api.get_opt(name).await? else {
         return Ok(None);
     };
-    let live = template(&workload)
-        .and_then(|t| t.metadata.as_ref())
-        .and_then(|m| m.annotations.as_ref())
-        .and_then(|a| a.get(HASH_ANNOTATION))
-        .cloned();
+    let live = template_hash(template(&workload));
     if live.as_deref() == Some(hash) {
         return Ok(live);
     }
@@ -782,30 +751,6 @@ mod tests {
             replicas,
             ..Default::default()
         }
-    }
-
-    #[test]
-    fn files_written_by_another_manager_count_as_drift() {
-        use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
-        let entry = |manager: &str, fields: serde_json::Value| ManagedFieldsEntry {
-            manager: Some(manager.into()),
-            fields_v1: Some(FieldsV1(fields)),
-            ..Default::default()
-        };
-        let meta = |entries: Vec<ManagedFieldsEntry>| kube::api::ObjectMeta {
-            managed_fields: Some(entries),
-            ..Default::default()
-        };
-        let ours = entry(MANAGER, json!({"f:data": {"f:tool.args": {}}}));
-        assert!(!foreign_data_owner(&meta(vec![ours.clone()])));
-        // Someone labelled the object: not its files.
-        let labels = entry("kubectl-label", json!({"f:metadata": {"f:labels": {}}}));
-        assert!(!foreign_data_owner(&meta(vec![ours.clone(), labels])));
-        let edit = entry(
-            "kubectl-edit",
-            json!({"f:data": {"f:producer.properties": {}}}),
-        );
-        assert!(foreign_data_owner(&meta(vec![ours, edit])));
     }
 
     #[test]

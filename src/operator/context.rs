@@ -16,8 +16,9 @@ use crate::engine::globals::GlobalDefaults;
 use crate::engine::sources::{SourceKind, SourceRef};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 use crate::operator::events::EventPublisher;
-use crate::operator::index::{ConfigKey, ReverseIndex};
+use crate::operator::index::{ConfigId, ReverseIndex};
 use crate::operator::metrics::Metrics;
+use crate::operator::synced::Synced;
 use crate::operator::versions::ObjectVersions;
 use crate::output::MANAGER;
 use crate::status::KafkaToolConfigStatus;
@@ -101,28 +102,6 @@ pub struct ScopeVersions {
     pub secrets: Arc<ObjectVersions>,
 }
 
-/// Set once a cache has its first full list. kube-runtime's `Store::wait_until_ready` wakes only
-/// the most recent of several concurrent waiters (a oneshot underneath), and the controller itself
-/// waits on it, so our own waits use this flag, set from the watch stream's `InitDone`.
-#[derive(Debug, Clone, Default)]
-pub struct Synced(Arc<AtomicBool>);
-
-impl Synced {
-    pub fn mark(&self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-
-    pub fn is_set(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
-    }
-
-    pub async fn wait(&self) {
-        while !self.is_set() {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-}
-
 pub struct Context {
     pub client: Client,
     pub metrics: Arc<Metrics>,
@@ -134,10 +113,10 @@ pub struct Context {
     /// resourceVersions of the ConfigMaps and Secrets of each scope (see `versions.rs`).
     pub versions: Vec<ScopeVersions>,
     pub index: Mutex<ReverseIndex>,
-    pub failures: Mutex<HashMap<ConfigKey, u32>>,
+    pub failures: Mutex<HashMap<ConfigId, u32>>,
     /// KafkaToolConfigs that do not decode, with the generation whose status says so (our own
     /// status write comes back as an event; it must not be reported again).
-    pub invalid_reported: Mutex<HashMap<ConfigKey, Option<i64>>>,
+    pub invalid_reported: Mutex<HashMap<ConfigId, Option<i64>>>,
     /// Only the leader writes; everyone else keeps warm caches.
     pub leader: Arc<AtomicBool>,
     /// The namespace and GlobalClientDefaults caches: rendering before they are full would change content.
@@ -157,7 +136,7 @@ pub struct Context {
     /// of what was written), until the watch has brought that write into the cache: a reconcile
     /// that starts before then builds on it instead of the cache's older status (see
     /// `reconcile::previous_status`).
-    pub status_writes: Mutex<HashMap<ConfigKey, (String, Arc<KafkaToolConfigStatus>)>>,
+    pub status_writes: Mutex<HashMap<ConfigId, (String, Arc<KafkaToolConfigStatus>)>>,
     /// Events waiting for `reconcile::deliver_events` (at most [`EVENT_QUEUE`]).
     pub event_queue: Option<tokio::sync::mpsc::Sender<QueuedEvent>>,
 }
@@ -267,7 +246,7 @@ impl Context {
     /// Exponential backoff with jitter for the n-th consecutive failure: 1 s, 2 s, 4 s, … up to
     /// `cap` (see [`Error::backoff_cap`]), ±25 %, so that a failing API server is not hammered in
     /// lockstep.
-    pub fn backoff(&self, key: &ConfigKey, cap: Duration) -> Duration {
+    pub fn backoff(&self, key: &ConfigId, cap: Duration) -> Duration {
         let attempt = {
             let mut failures = lock(&self.failures);
             let n = failures.entry(key.clone()).or_insert(0);
@@ -281,7 +260,7 @@ impl Context {
     /// and the resourceVersion the write returned.
     pub fn status_written(
         &self,
-        key: &ConfigKey,
+        key: &ConfigId,
         resource_version: Option<String>,
         status: &KafkaToolConfigStatus,
     ) {
@@ -300,7 +279,7 @@ impl Context {
     /// resourceVersion `cached`) may not include it yet.
     pub fn unseen_status_write(
         &self,
-        key: &ConfigKey,
+        key: &ConfigId,
         cached: Option<&str>,
     ) -> Option<Arc<KafkaToolConfigStatus>> {
         let mut writes = lock(&self.status_writes);
@@ -314,7 +293,7 @@ impl Context {
 
     /// The content hash recorded by this operator's last status write of `key`, while the cache
     /// does not hold that write yet.
-    pub fn unseen_written_hash(&self, key: &ConfigKey) -> Option<String> {
+    pub fn unseen_written_hash(&self, key: &ConfigId) -> Option<String> {
         lock(&self.status_writes)
             .get(key)
             .and_then(|(_, status)| status.config_hash.clone())
@@ -322,7 +301,7 @@ impl Context {
 
     /// Called for every KafkaToolConfig watch event before the cache applies it: forgets a status
     /// write once the cache has it (or the config is gone).
-    pub fn observe_config(&self, key: &ConfigKey, resource_version: Option<&str>, deleted: bool) {
+    pub fn observe_config(&self, key: &ConfigId, resource_version: Option<&str>, deleted: bool) {
         let mut writes = lock(&self.status_writes);
         if writes.is_empty() {
             return;
@@ -340,8 +319,8 @@ impl Context {
     /// those of configs it no longer has (deleted while the watch was down).
     pub fn forget_cached_status_writes(&self) {
         let mut writes = lock(&self.status_writes);
-        writes.retain(|(namespace, name), (written, _)| {
-            let reference = ObjectRef::new(name).within(namespace);
+        writes.retain(|id, (written, _)| {
+            let reference = id.object_ref();
             self.configs
                 .iter()
                 .find_map(|store| store.get(&reference))
@@ -357,7 +336,7 @@ impl Context {
 
     /// A config is gone (a Delete event): its edges in the reverse index, its failure count and
     /// its reported-invalid generation go with it.
-    pub fn forget_config(&self, key: &ConfigKey) {
+    pub fn forget_config(&self, key: &ConfigId) {
         lock(&self.index).forget(key);
         lock(&self.failures).remove(key);
         lock(&self.invalid_reported).remove(key);
@@ -366,8 +345,8 @@ impl Context {
     /// After a (re)list has filled the stores: forgets the configs no store has any more (deleted
     /// while the watch was down), as [`Context::forget_config`] does for a Delete event.
     pub fn forget_gone_configs(&self) {
-        let cached = |(namespace, name): &ConfigKey| {
-            let reference = ObjectRef::new(name).within(namespace);
+        let cached = |id: &ConfigId| {
+            let reference = id.object_ref();
             self.configs
                 .iter()
                 .any(|store| store.get(&reference).is_some())
@@ -377,7 +356,7 @@ impl Context {
         lock(&self.invalid_reported).retain(|key, _| cached(key));
     }
 
-    pub fn succeeded(&self, key: &ConfigKey) {
+    pub fn succeeded(&self, key: &ConfigId) {
         lock(&self.failures).remove(key);
     }
 
@@ -388,8 +367,8 @@ impl Context {
     /// a relist passes only configs whose generation changed.
     pub fn retry_failed(&self, store: &Store<KafkaToolConfig>) -> Vec<ObjectRef<KafkaToolConfig>> {
         let mut retry = Vec::new();
-        lock(&self.failures).retain(|(namespace, name), _| {
-            let reference = ObjectRef::new(name).within(namespace);
+        lock(&self.failures).retain(|id, _| {
+            let reference = id.object_ref();
             let cached = store.get(&reference).is_some();
             if cached {
                 retry.push(reference);

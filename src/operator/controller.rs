@@ -40,18 +40,19 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tracing::{debug, error, info, warn};
 
 use crate::engine::sources::SourceKind;
-use crate::operator::context::{Context, ScopeVersions, Synced, lock};
-use crate::operator::crd::{
-    GlobalClientDefaults, KafkaToolConfig, KafkaToolConfigSpec, controlling_config,
-};
+use crate::operator::config_id::ConfigId;
+use crate::operator::context::{Context, ScopeVersions, lock};
+use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig, KafkaToolConfigSpec};
 use crate::operator::generations::Generations;
 use crate::operator::globals;
 use crate::operator::health;
 use crate::operator::leader::{self, Attempt, LeaseLock};
 use crate::operator::metrics::Metrics;
+use crate::operator::ownership::{controlling_config, foreign_data_owner, hash_of};
 use crate::operator::reconcile::{self, error_policy, reconcile};
+use crate::operator::synced::Synced;
 use crate::operator::{OperatorError, RunOptions, check_crds};
-use crate::output::{HASH_ANNOTATION, MANAGED_BY_LABEL, MANAGER};
+use crate::output::{MANAGED_BY_LABEL, MANAGER};
 use crate::status::{self, KafkaToolConfigStatus};
 
 /// Trailing-edge debounce: a ConfigMap and a Secret applied back to back (one `kubectl apply` of a
@@ -111,7 +112,7 @@ fn observe_config(ctx: &Context, event: &Result<watcher::Event<KafkaToolConfig>,
         }
         _ => return,
     };
-    let key = (config.namespace().unwrap_or_default(), config.name_any());
+    let key = ConfigId::new(config.namespace().unwrap_or_default(), config.name_any());
     ctx.observe_config(&key, config.resource_version().as_deref(), deleted);
     if deleted {
         ctx.forget_config(&key);
@@ -143,15 +144,6 @@ fn controller_owner<K: Resource>(object: &K) -> Option<ObjectRef<KafkaToolConfig
     controlling_config(object.meta()).map(|r| ObjectRef::new(&r.name).within(namespace))
 }
 
-fn output_hash<K: Resource>(object: &K) -> Option<String> {
-    object
-        .meta()
-        .annotations
-        .as_ref()?
-        .get(HASH_ANNOTATION)
-        .cloned()
-}
-
 /// Whether the owner's status records `hash` as its output's hash: then the event is the
 /// operator's own write (or a replay of it) and there is nothing to reconcile. The status is the
 /// cached one or, while the cache has not brought it in yet (its watch may be down), our last
@@ -181,10 +173,7 @@ fn recorded_by(
     hash: Option<&str>,
 ) -> bool {
     recorded(reader, owner, hash, || {
-        let key = (
-            owner.namespace.clone().unwrap_or_default(),
-            owner.name.clone(),
-        );
+        let key = ConfigId::new(owner.namespace.clone().unwrap_or_default(), &owner.name);
         ctx.unseen_written_hash(&key)
     })
 }
@@ -265,11 +254,11 @@ async fn forward_owned<K>(
             continue;
         }
         // Files edited by someone else under a current hash annotation: repair now.
-        if crate::operator::apply::foreign_data_owner(&object.metadata) {
+        if foreign_data_owner(&object.metadata) {
             let _ = tx.send(owner);
             continue;
         }
-        let hash = output_hash(&object);
+        let hash = hash_of(object.meta());
         if recorded_by(&ctx, &reader, &owner, hash.as_deref()) {
             continue;
         }
@@ -654,8 +643,8 @@ fn controller(
     let gone = |ctx: Arc<Context>, kind: SourceKind, tx: UnboundedSender<_>| {
         move |objects: Vec<(String, String)>| {
             for (namespace, name) in objects {
-                for (namespace, config) in lock(&ctx.index).dependants(&namespace, kind, &name) {
-                    let _ = tx.send(ObjectRef::new(&config).within(&namespace));
+                for config in lock(&ctx.index).dependants(&namespace, kind, &name) {
+                    let _ = tx.send(config.object_ref());
                 }
             }
         }
@@ -698,7 +687,7 @@ fn controller(
         lock(&ctx.index)
             .dependants(&ns, kind, &name)
             .into_iter()
-            .map(|(ns, name)| ObjectRef::new(&name).within(&ns))
+            .map(|config| config.object_ref())
             .filter(|config| owner.as_ref() != Some(config))
             .collect::<Vec<_>>()
     };
@@ -796,7 +785,7 @@ async fn report_invalid(ctx: &Context, object: InvalidObject) {
         debug!(%namespace, %name, "KafkaToolConfig does not match the operator's types (the leader reports it)");
         return;
     }
-    let key = (namespace.clone(), name.clone());
+    let key = ConfigId::new(&namespace, &name);
     if lock(&ctx.invalid_reported).insert(key, meta.generation) == Some(meta.generation) {
         return;
     }
@@ -834,7 +823,7 @@ async fn report_invalid(ctx: &Context, object: InvalidObject) {
         Ok(_) => ctx.metrics.write("Status"),
         Err(e) => {
             // Try again on the next event rather than never.
-            lock(&ctx.invalid_reported).remove(&(namespace.clone(), name.clone()));
+            lock(&ctx.invalid_reported).remove(&ConfigId::new(&namespace, &name));
             warn!(%namespace, %name, error = %e, "cannot write the status of an undecodable KafkaToolConfig");
         }
     }
@@ -956,6 +945,7 @@ async fn shutdown_signal() {
 mod tests {
     use super::*;
     use crate::operator::context::BACKOFF_CAP;
+    use crate::output::HASH_ANNOTATION;
 
     #[test]
     fn an_undecodable_config_gets_ready_and_valid_false_at_its_generation() {
@@ -1008,7 +998,7 @@ mod tests {
             controller_owner(&output),
             Some(ObjectRef::new("orders").within("ns"))
         );
-        assert_eq!(output_hash(&output).as_deref(), Some("sha256:ab"));
+        assert_eq!(hash_of(output.meta()).as_deref(), Some("sha256:ab"));
         let foreign: PartialObjectMeta<ConfigMap> = serde_json::from_value(serde_json::json!({
             "apiVersion": "v1",
             "kind": "ConfigMap",
@@ -1075,8 +1065,8 @@ mod tests {
             config_hash: Some("sha256:b".into()),
             ..KafkaToolConfigStatus::default()
         };
-        let orders = ("ns".to_string(), "orders".to_string());
-        let gone = ("ns".to_string(), "gone".to_string());
+        let orders = ConfigId::new("ns", "orders");
+        let gone = ConfigId::new("ns", "gone");
         ctx.status_written(&orders, Some("12".into()), &written);
         ctx.status_written(&gone, Some("13".into()), &written);
         // The watch expires; the relist lists our write, but the store shows it only at the end:
@@ -1106,9 +1096,8 @@ mod tests {
         // while watched.
         let readers = || lock(&ctx.index).dependants("ns", SourceKind::ConfigMap, "base");
         let tables = || {
-            let failures: Vec<(String, String)> = lock(&ctx.failures).keys().cloned().collect();
-            let invalid: Vec<(String, String)> =
-                lock(&ctx.invalid_reported).keys().cloned().collect();
+            let failures: Vec<ConfigId> = lock(&ctx.failures).keys().cloned().collect();
+            let invalid: Vec<ConfigId> = lock(&ctx.invalid_reported).keys().cloned().collect();
             (failures, invalid)
         };
         assert_eq!(readers(), std::slice::from_ref(&orders));
@@ -1130,14 +1119,14 @@ mod tests {
         ] {
             writer.apply_watcher_event(&event);
         }
-        let orders = ("ns".to_string(), "orders".to_string());
+        let orders = ConfigId::new("ns", "orders");
         // failed through an outage: its backoff grew
         for _ in 0..9 {
             ctx.backoff(&orders, BACKOFF_CAP);
         }
         assert!(ctx.backoff(&orders, BACKOFF_CAP) >= Duration::from_secs(225));
         // another scope's config, not in this store
-        let elsewhere = ("other".to_string(), "orders".to_string());
+        let elsewhere = ConfigId::new("other", "orders");
         ctx.backoff(&elsewhere, BACKOFF_CAP);
         let retried = ctx.retry_failed(&configs);
         assert_eq!(retried, vec![ObjectRef::new("orders").within("ns")]);

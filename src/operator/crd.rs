@@ -31,18 +31,6 @@ pub struct KafkaToolConfigSpec {
     pub config: ToolConfigSpec,
 }
 
-/// The ownerReference by which a KafkaToolConfig controls an object (one of its outputs).
-pub fn controlling_config(
-    meta: &kube::api::ObjectMeta,
-) -> Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference> {
-    use kube::Resource as _;
-    meta.owner_references.iter().flatten().find(|r| {
-        r.controller == Some(true)
-            && r.kind == KafkaToolConfig::kind(&())
-            && r.api_version == KafkaToolConfig::api_version(&())
-    })
-}
-
 /// Cluster-wide defaults, enforced settings and override policy for the KafkaToolConfigs it selects.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(

@@ -12,6 +12,7 @@ use kube::{Resource, ResourceExt};
 use crate::engine::catalogue::tools::ToolCatalogue;
 use crate::engine::globals::GlobalDefaults;
 use crate::operator::apply;
+use crate::operator::config_id::ConfigId;
 use crate::operator::context::{Context, lock};
 use crate::operator::crd::{GlobalClientDefaults, GlobalClientDefaultsStatus, KafkaToolConfig};
 use crate::operator::reconcile::now;
@@ -41,18 +42,19 @@ fn selects(ctx: &Context, global: &GlobalDefaults, config: &KafkaToolConfig) -> 
 /// The configs to re-reconcile after an edit (or deletion) of `global`.
 pub fn affected(ctx: &Context, global: &GlobalClientDefaults) -> Vec<ObjectRef<KafkaToolConfig>> {
     let defaults = as_defaults(global);
-    let mut keys: BTreeSet<(String, String)> = lock(&ctx.index)
+    let mut keys: BTreeSet<ConfigId> = lock(&ctx.index)
         .applied_by(&defaults.name)
         .into_iter()
         .collect();
     for config in ctx.all_configs() {
         if selects(ctx, &defaults, &config) {
-            keys.insert((config.namespace().unwrap_or_default(), config.name_any()));
+            keys.insert(ConfigId::new(
+                config.namespace().unwrap_or_default(),
+                config.name_any(),
+            ));
         }
     }
-    keys.into_iter()
-        .map(|(ns, name)| ObjectRef::new(&name).within(&ns))
-        .collect()
+    keys.iter().map(ConfigId::object_ref).collect()
 }
 
 /// The status a GlobalClientDefaults should have now.

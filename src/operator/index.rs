@@ -8,8 +8,7 @@ use std::sync::Arc;
 
 use crate::engine::sources::{SourceKind, SourceRef};
 
-/// A KafkaToolConfig, by namespace and name.
-pub type ConfigKey = (String, String);
+pub use crate::operator::config_id::ConfigId;
 
 /// A source object, by namespace, kind and name.
 pub type SourceKey = (String, SourceKind, String);
@@ -22,8 +21,8 @@ struct Config {
 }
 
 impl Config {
-    fn key(&self) -> ConfigKey {
-        (self.namespace.to_string(), self.name.to_string())
+    fn key(&self) -> ConfigId {
+        ConfigId::new(&*self.namespace, &*self.name)
     }
 }
 
@@ -72,7 +71,7 @@ impl Dependants {
         }
     }
 
-    fn keys(&self) -> Vec<ConfigKey> {
+    fn keys(&self) -> Vec<ConfigId> {
         match self {
             Dependants::One(only) => vec![only.key()],
             Dependants::Many(set) => set.iter().map(|c| c.key()).collect(),
@@ -113,15 +112,15 @@ impl ReverseIndex {
     }
 
     /// The index's own form of a config key, when its namespace is known.
-    fn probe(&self, config: &ConfigKey) -> Option<Config> {
+    fn probe(&self, config: &ConfigId) -> Option<Config> {
         Some(Config {
-            namespace: self.namespaces.get(config.0.as_str())?.clone(),
-            name: config.1.as_str().into(),
+            namespace: self.namespaces.get(config.namespace.as_str())?.clone(),
+            name: config.name.as_str().into(),
         })
     }
 
     /// Replaces what `config` depends on (nothing to do when it did not change: the common case).
-    pub fn record(&mut self, config: &ConfigKey, sources: &[SourceRef], globals: &[String]) {
+    pub fn record(&mut self, config: &ConfigId, sources: &[SourceRef], globals: &[String]) {
         let mut wanted: Vec<(SourceKind, &str)> =
             sources.iter().map(|s| (s.kind, s.name.as_str())).collect();
         wanted.sort_unstable();
@@ -143,10 +142,10 @@ impl ReverseIndex {
             return;
         }
         self.forget(config);
-        let namespace = self.namespace(&config.0);
+        let namespace = self.namespace(&config.namespace);
         let id = Arc::new(Config {
             namespace: namespace.clone(),
-            name: config.1.as_str().into(),
+            name: config.name.as_str().into(),
         });
         let mut edge_sources = Vec::with_capacity(wanted.len());
         for (kind, name) in wanted {
@@ -189,7 +188,7 @@ impl ReverseIndex {
 
     /// Drops every edge of a config (deleted, or about to be re-recorded), and its namespace
     /// when no other config of the index is in it.
-    pub fn forget(&mut self, config: &ConfigKey) {
+    pub fn forget(&mut self, config: &ConfigId) {
         let Some(probe) = self.probe(config) else {
             return;
         };
@@ -221,8 +220,8 @@ impl ReverseIndex {
 
     /// Forgets every config `keep` says no to (deleted while the watch was down: no Delete
     /// event came for it).
-    pub fn retain(&mut self, keep: impl Fn(&ConfigKey) -> bool) {
-        let gone: Vec<ConfigKey> = self
+    pub fn retain(&mut self, keep: impl Fn(&ConfigId) -> bool) {
+        let gone: Vec<ConfigId> = self
             .edges
             .keys()
             .map(|config| config.key())
@@ -234,7 +233,7 @@ impl ReverseIndex {
     }
 
     /// The configs that read this source.
-    pub fn dependants(&self, namespace: &str, kind: SourceKind, name: &str) -> Vec<ConfigKey> {
+    pub fn dependants(&self, namespace: &str, kind: SourceKind, name: &str) -> Vec<ConfigId> {
         let Some(namespace) = self.namespaces.get(namespace) else {
             return Vec::new();
         };
@@ -250,7 +249,7 @@ impl ReverseIndex {
     }
 
     /// The configs a GlobalClientDefaults was applied to at their last reconcile.
-    pub fn applied_by(&self, global: &str) -> Vec<ConfigKey> {
+    pub fn applied_by(&self, global: &str) -> Vec<ConfigId> {
         self.globals
             .get(global)
             .map(|s| s.iter().map(|c| c.key()).collect())
@@ -269,8 +268,8 @@ mod tests {
         }
     }
 
-    fn key(ns: &str, name: &str) -> ConfigKey {
-        (ns.into(), name.into())
+    fn key(ns: &str, name: &str) -> ConfigId {
+        ConfigId::new(ns, name)
     }
 
     #[test]
@@ -318,7 +317,7 @@ mod tests {
         let mut index = ReverseIndex::default();
         index.record(&key("a", "one"), &[cm("base")], &["prod".into()]);
         index.record(&key("a", "two"), &[cm("base")], &[]);
-        index.retain(|config| config.1 != "one");
+        index.retain(|config| config.name != "one");
         assert_eq!(
             index.dependants("a", SourceKind::ConfigMap, "base"),
             vec![key("a", "two")]

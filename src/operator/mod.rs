@@ -1,9 +1,10 @@
 //! The operator: custom resources and the controller that reconciles them through the engine.
 //!
 //! `run` wires the watches (see [`controller`]), the health/metrics server, leader election and
-//! the GlobalClientDefaults status loop; `explain_live` is `explain` for a live object.
+//! the GlobalClientDefaults status loop.
 
 pub mod apply;
+pub mod config_id;
 pub mod context;
 pub mod controller;
 pub mod crd;
@@ -17,17 +18,14 @@ pub mod index;
 pub mod inputs;
 pub mod leader;
 pub mod metrics;
+pub mod ownership;
 pub mod reconcile;
+pub mod synced;
 pub mod versions;
 
-use std::io::Write as _;
-
-use k8s_openapi::api::core::v1::Namespace;
+use kube::Client;
 use kube::api::{Api, ListParams};
-use kube::{Client, ResourceExt};
 
-use crate::engine::globals::GlobalDefaults;
-use crate::engine::{Request, evaluate};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 
 /// Options of `kafka-config-operator run`.
@@ -137,83 +135,4 @@ fn classify<T>(
             source,
         }),
     }
-}
-
-/// `explain -n NS NAME`: the provenance table of a live KafkaToolConfig, read through the kubeconfig.
-pub async fn explain_live(
-    namespace: String,
-    name: String,
-    key: Option<String>,
-    format: crate::cli::TextFormat,
-) -> Result<Result<(), crate::cli::Invalid>, crate::cli::CliError> {
-    let client = Client::try_default().await.map_err(OperatorError::Client)?;
-    let api: Api<KafkaToolConfig> = Api::namespaced(client.clone(), &namespace);
-    let config = api
-        .get_opt(&name)
-        .await
-        .map_err(OperatorError::Kube)?
-        .ok_or_else(|| OperatorError::NotFound {
-            namespace: namespace.clone(),
-            name: name.clone(),
-        })?;
-    let spec = &config.spec.config;
-    let refs = crate::engine::sources::referenced_sources(spec);
-    let fetched = dereference::fetch_sources(&client, &namespace, &refs, |_| None)
-        .await
-        .map_err(OperatorError::Kube)?;
-    let mut stderr = std::io::stderr().lock();
-    // Namespace labels and GlobalClientDefaults need cluster-wide read access, which a tenant
-    // may lack: explain what we can and say what is missing.
-    let labels = match Api::<Namespace>::all(client.clone())
-        .get_metadata_opt(&namespace)
-        .await
-    {
-        Ok(ns) => ns.map(|n| n.labels().clone()).unwrap_or_default(),
-        Err(e) => {
-            let _ = writeln!(
-                stderr,
-                "warning: cannot read namespace {namespace} labels ({e}); GlobalClientDefaults selection may differ"
-            );
-            Default::default()
-        }
-    };
-    let globals: Vec<GlobalDefaults> = match Api::<GlobalClientDefaults>::all(client.clone())
-        .list(&ListParams::default())
-        .await
-    {
-        Ok(list) => list
-            .items
-            .into_iter()
-            .map(|g| GlobalDefaults {
-                name: g.name_any(),
-                spec: g.spec.config,
-            })
-            .collect(),
-        Err(e) => {
-            let _ = writeln!(
-                stderr,
-                "warning: cannot list GlobalClientDefaults ({e}); cluster defaults are not shown"
-            );
-            Vec::new()
-        }
-    };
-    let ev = evaluate(&Request {
-        name: &name,
-        namespace: &namespace,
-        spec,
-        namespace_labels: &labels,
-        globals: &globals,
-        sources: &fetched.sources,
-    });
-    for problem in ev.source_problems.iter().chain(&ev.problems) {
-        let _ = writeln!(stderr, "KafkaToolConfig {namespace}/{name}: {problem}");
-    }
-    drop(stderr);
-    let entries = crate::cli::explain_entries(&namespace, &name, &ev, key.as_deref());
-    crate::cli::print_explain(&entries, format)?;
-    Ok(if ev.is_valid() {
-        Ok(())
-    } else {
-        Err(crate::cli::Invalid)
-    })
 }

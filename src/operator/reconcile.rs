@@ -23,7 +23,7 @@ use crate::operator::context::{Context, EVENTS_AT_ONCE, Error, QueuedEvent, Seen
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::dereference;
 use crate::operator::history;
-use crate::operator::index::ConfigKey;
+use crate::operator::index::ConfigId;
 use crate::operator::inputs;
 use crate::operator::versions::Cached;
 use crate::output::{CHANGE_CAUSE_ANNOTATION, Owner};
@@ -66,7 +66,7 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
         .ok_or(Error::MissingField("metadata.namespace"))?;
     let name = config.name_any();
     let span = info_span!("reconcile", namespace = %namespace, config = %name);
-    let key: ConfigKey = (namespace.clone(), name.clone());
+    let key = ConfigId::new(&namespace, &name);
     // First come, first served; the semaphore is never closed.
     let _slot = ctx.reconcile_slots.acquire().await.ok();
     // The object kube-runtime handed over may have waited long for the slot: the cache's latest
@@ -115,20 +115,16 @@ async fn write_reconciling(ctx: &Context, namespace: &str, name: &str, generatio
         &now(),
     );
     match apply::write_status(&api, &ctx.metrics, name, &initial).await {
-        Ok(written) => ctx.status_written(
-            &(namespace.to_string(), name.to_string()),
-            written,
-            &initial,
-        ),
+        Ok(written) => ctx.status_written(&ConfigId::new(namespace, name), written, &initial),
         Err(error) => warn!(%namespace, %name, %error, "cannot write the Reconciling status"),
     }
 }
 
 pub fn error_policy(config: Arc<KafkaToolConfig>, error: &Error, ctx: Arc<Context>) -> Action {
     ctx.metrics.error(error.metric_label());
-    let key = (config.namespace().unwrap_or_default(), config.name_any());
+    let key = ConfigId::new(config.namespace().unwrap_or_default(), config.name_any());
     let delay = ctx.backoff(&key, error.backoff_cap());
-    warn!(namespace = %key.0, name = %key.1, %error, retry_in_ms = delay.as_millis() as u64, "reconcile failed");
+    warn!(namespace = %key.namespace, name = %key.name, %error, retry_in_ms = delay.as_millis() as u64, "reconcile failed");
     Action::requeue(delay)
 }
 
@@ -190,9 +186,7 @@ fn record_known_dependencies(ctx: &Context, config: &KafkaToolConfig) {
 
 /// The sources a config's spec names plus its last output, and the GlobalClientDefaults its last
 /// evaluation saw.
-fn known_dependencies(
-    config: &KafkaToolConfig,
-) -> Option<(ConfigKey, Vec<SourceRef>, Vec<String>)> {
+fn known_dependencies(config: &KafkaToolConfig) -> Option<(ConfigId, Vec<SourceRef>, Vec<String>)> {
     let namespace = config.namespace()?;
     let mut sources = crate::engine::sources::referenced_sources(&config.spec.config);
     let status = config.status.as_ref();
@@ -214,7 +208,11 @@ fn known_dependencies(
                 .collect()
         })
         .unwrap_or_default();
-    Some(((namespace, config.name_any()), sources, globals))
+    Some((
+        ConfigId::new(namespace, config.name_any()),
+        sources,
+        globals,
+    ))
 }
 
 fn update_ready_gauge(ctx: &Context) {
@@ -253,7 +251,7 @@ async fn reconcile_inner(
     let generation = config.metadata.generation;
     let uid = config.uid().ok_or(Error::MissingField("metadata.uid"))?;
     let spec = &config.spec.config;
-    let key: ConfigKey = (namespace.to_string(), name.to_string());
+    let key = ConfigId::new(namespace, name);
     let previous = previous_status(ctx, config, &key);
     // What the output step and history read of it (hash, inputs).
     let cached = previous.status.as_ref();
@@ -448,7 +446,7 @@ impl Previous {
 /// built from (history, transition times, output keys, rollout) and a digest of the rest. When
 /// the cache has not yet seen this operator's last status write of the config (a reconcile that
 /// follows right after another), the projection of that write stands in for it.
-fn previous_status(ctx: &Context, config: &KafkaToolConfig, key: &ConfigKey) -> Previous {
+fn previous_status(ctx: &Context, config: &KafkaToolConfig, key: &ConfigId) -> Previous {
     let projection = ctx
         .unseen_status_write(key, config.resource_version().as_deref())
         .or_else(|| config.status.clone().map(Arc::new));
@@ -573,7 +571,7 @@ mod tests {
     fn a_new_config_depends_on_what_its_spec_names_before_anything_is_read() {
         let (key, sources, globals) =
             known_dependencies(&config(serde_json::json!(null))).expect("a namespaced config");
-        assert_eq!(key, ("team-a".to_string(), "orders".to_string()));
+        assert_eq!(key, ConfigId::new("team-a", "orders"));
         assert_eq!(
             names(&sources),
             [

@@ -15,10 +15,8 @@ use kube::Resource;
 use kube::core::PartialObjectMeta;
 use kube::runtime::watcher;
 
-use crate::operator::apply::foreign_data_owner;
-use crate::operator::context::Synced;
-use crate::operator::crd::controlling_config;
-use crate::output::HASH_ANNOTATION;
+use crate::operator::ownership::{controlling_config, foreign_data_owner, hash_of};
+use crate::operator::synced::Synced;
 use crate::status::ContentHash;
 
 /// What the cache knows about an output object.
@@ -272,11 +270,7 @@ where
     let resource_version = Compact::new(meta.resource_version.as_deref()?);
     let output = controlling_config(meta).map(|owner| OutputMeta {
         controller_uid: Compact::new(&owner.uid),
-        hash: meta
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(HASH_ANNOTATION))
-            .map(|h| ContentHash::new(h)),
+        hash: hash_of(meta).map(|h| ContentHash::new(&h)),
         foreign_data: foreign_data_owner(meta),
     });
     Some((
@@ -292,6 +286,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::HASH_ANNOTATION;
     use k8s_openapi::api::core::v1::ConfigMap;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
     use kube::api::ObjectMeta;

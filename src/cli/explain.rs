@@ -1,0 +1,164 @@
+//! `explain`: for every key, the winning value, its layer and source, and what it overrode.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::{CliError, Invalid, TextFormat, evaluate_manifest, report_problems, to_json_pretty};
+use crate::engine::Evaluation;
+use crate::engine::layers::{Contribution, Layer};
+use crate::engine::sensitive::REDACTED;
+use crate::manifest::Workspace;
+
+/// One line of `explain`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExplainEntry {
+    pub namespace: String,
+    pub name: String,
+    pub role: String,
+    pub key: String,
+    pub value: String,
+    pub layer: Layer,
+    pub source: String,
+    pub overridden: Vec<ExplainOverride>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ExplainOverride {
+    pub layer: Layer,
+    pub source: String,
+    pub value: String,
+}
+
+/// The provenance of every key of an evaluation, redacted.
+pub fn explain_entries(
+    namespace: &str,
+    name: &str,
+    ev: &Evaluation,
+    only_key: Option<&str>,
+) -> Vec<ExplainEntry> {
+    let mut entries = Vec::new();
+    for (role, view) in &ev.views {
+        let first = entries.len();
+        for provenance in view.keys.values() {
+            if only_key.is_some_and(|k| k != provenance.key) {
+                continue;
+            }
+            let shown = |c: &Contribution| {
+                if ev.is_sensitive(*role, &provenance.key, c) {
+                    REDACTED.to_string()
+                } else {
+                    c.value.clone()
+                }
+            };
+            let winner = provenance.winner();
+            if winner.layer == Layer::KafkaDefaults {
+                continue;
+            }
+            entries.push(ExplainEntry {
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                role: role.to_string(),
+                key: provenance.key.to_string(),
+                value: shown(winner),
+                layer: winner.layer,
+                source: winner.source.to_string(),
+                overridden: provenance
+                    .overridden()
+                    .iter()
+                    .map(|c| ExplainOverride {
+                        layer: c.layer,
+                        source: c.source.to_string(),
+                        value: shown(c),
+                    })
+                    .collect(),
+            });
+        }
+        // `output.renderDefaults` writes Kafka's default of every unset key: those lines are in
+        // the file, so they are explained too.
+        if ev.defaults_rendered {
+            for (key, default) in crate::engine::render::rendered_defaults(*role) {
+                let unset = view
+                    .keys
+                    .get(key)
+                    .is_none_or(|p| p.winner().layer == Layer::KafkaDefaults);
+                if unset && only_key.is_none_or(|k| k == key) {
+                    entries.push(ExplainEntry {
+                        namespace: namespace.to_string(),
+                        name: name.to_string(),
+                        role: role.to_string(),
+                        key: key.to_string(),
+                        value: default.to_string(),
+                        layer: Layer::KafkaDefaults,
+                        source: "Kafka default (output.renderDefaults)".to_string(),
+                        overridden: Vec::new(),
+                    });
+                }
+            }
+            entries[first..].sort_by(|a, b| a.key.cmp(&b.key));
+        }
+    }
+    entries
+}
+
+pub fn print_explain(entries: &[ExplainEntry], format: TextFormat) -> Result<(), CliError> {
+    let mut stdout = std::io::stdout().lock();
+    match format {
+        TextFormat::Json => writeln!(stdout, "{}", to_json_pretty(&entries))?,
+        TextFormat::Table => {
+            let mut current = String::new();
+            for entry in entries {
+                let heading = format!("{}/{} ({})", entry.namespace, entry.name, entry.role);
+                if heading != current {
+                    writeln!(stdout, "{heading}")?;
+                    current = heading;
+                }
+                writeln!(
+                    stdout,
+                    "  {} = {}    [{}: {}]",
+                    entry.key, entry.value, entry.layer, entry.source
+                )?;
+                for o in &entry.overridden {
+                    writeln!(
+                        stdout,
+                        "      overrides {} = {}    [{}: {}]",
+                        entry.key, o.value, o.layer, o.source
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn explain_files(
+    paths: &[PathBuf],
+    name: Option<&str>,
+    key: Option<&str>,
+    format: TextFormat,
+) -> Result<Result<(), Invalid>, CliError> {
+    let workspace = Workspace::load(paths)?;
+    let mut entries = Vec::new();
+    let mut all_valid = true;
+    for config in workspace
+        .configs
+        .iter()
+        .filter(|c| name.is_none_or(|n| n == c.metadata.name))
+    {
+        let ev = evaluate_manifest(&workspace, config);
+        if !ev.is_valid() {
+            all_valid = false;
+            report_problems(config, &ev);
+        }
+        entries.extend(explain_entries(
+            &config.namespace,
+            &config.metadata.name,
+            &ev,
+            key,
+        ));
+    }
+    print_explain(&entries, format)?;
+    Ok(if all_valid { Ok(()) } else { Err(Invalid) })
+}

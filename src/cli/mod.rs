@@ -1,0 +1,194 @@
+//! The command line: `render`, `explain`, `validate` and `crds` offline; `run` the controller;
+//! `explain -n` of a live object. The CLI sits on top: it uses the operator, the engine and the
+//! shared layers, and nothing below it imports it (`tests/module_graph.rs`).
+
+mod explain;
+#[cfg(feature = "operator")]
+mod live;
+mod render;
+mod validate;
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use serde::Serialize;
+
+use crate::engine::{Evaluation, Request, evaluate};
+use crate::manifest::{ToolConfigManifest, Workspace};
+#[cfg(feature = "operator")]
+use crate::operator::RunOptions;
+
+pub use explain::{ExplainEntry, ExplainOverride, explain_entries, explain_files, print_explain};
+#[cfg(feature = "operator")]
+pub use live::explain_live;
+pub use render::{render, render_text};
+pub use validate::{validate, validate_text};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kafka-config-operator",
+    version,
+    about = "Layered Kafka configuration, rendered by one documented precedence"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the controller (in-cluster config, or KUBECONFIG).
+    #[cfg(feature = "operator")]
+    Run(RunOptions),
+    /// Print the objects the operator would write for the given manifests.
+    Render {
+        /// Files or folders of manifests (multi-document YAML).
+        #[arg(short = 'f', long = "filename", required = true)]
+        paths: Vec<PathBuf>,
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = RenderFormat::Yaml)]
+        format: RenderFormat,
+    },
+    /// Show, for every key, the winning value, its layer and source, and what it overrode.
+    Explain {
+        /// Files or folders of manifests; without them, NAME is read from the cluster.
+        #[arg(short = 'f', long = "filename")]
+        paths: Vec<PathBuf>,
+        /// Namespace of a live KafkaToolConfig.
+        #[arg(short = 'n', long = "namespace")]
+        namespace: Option<String>,
+        /// Name of a KafkaToolConfig (required for a live one; filters the files otherwise).
+        name: Option<String>,
+        /// Only this key.
+        #[arg(long)]
+        key: Option<String>,
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = TextFormat::Table)]
+        format: TextFormat,
+    },
+    /// Print the status conditions the operator would write; exit 1 when any config is not Valid.
+    Validate {
+        #[arg(short = 'f', long = "filename", required = true)]
+        paths: Vec<PathBuf>,
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = TextFormat::Table)]
+        format: TextFormat,
+    },
+    /// Print the CustomResourceDefinitions (what crds/ holds).
+    #[cfg(feature = "operator")]
+    Crds {
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = CrdsFormat::Yaml)]
+        format: CrdsFormat,
+    },
+}
+
+/// `crds -o`: the YAML documents of crds/, or the same objects as one JSON array.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CrdsFormat {
+    Yaml,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RenderFormat {
+    Yaml,
+    Json,
+    Properties,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TextFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Manifest(#[from] crate::manifest::ManifestError),
+    #[error("cannot write output: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Usage(String),
+    #[cfg(feature = "operator")]
+    #[error(transparent)]
+    Operator(#[from] crate::operator::OperatorError),
+}
+
+/// Exit code 1: some config is invalid (the reasons are on stderr).
+pub struct Invalid;
+
+pub fn evaluate_manifest(workspace: &Workspace, config: &ToolConfigManifest) -> Evaluation {
+    let sources = workspace.sources_of(&config.namespace);
+    let labels = workspace.labels_of(&config.namespace);
+    evaluate(&Request {
+        name: &config.metadata.name,
+        namespace: &config.namespace,
+        spec: &config.spec,
+        namespace_labels: &labels,
+        globals: &workspace.globals,
+        sources: &sources,
+    })
+}
+
+fn to_json_pretty<T: Serialize>(value: &T) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+fn report_problems(config: &ToolConfigManifest, ev: &Evaluation) {
+    let mut stderr = std::io::stderr().lock();
+    for problem in ev.source_problems.iter().chain(&ev.problems) {
+        let _ = writeln!(
+            stderr,
+            "KafkaToolConfig {}/{} ({}): {problem}",
+            config.namespace, config.metadata.name, config.origin
+        );
+    }
+}
+
+/// What `crds` prints: the CRDs as YAML documents (what crds/ holds), or as one JSON array of the
+/// same objects (read back from that YAML, so the two outputs cannot disagree).
+#[cfg(feature = "operator")]
+pub fn crds_text(format: CrdsFormat) -> Result<String, CliError> {
+    let yaml = crate::operator::crd::crds_yaml().map_err(CliError::Usage)?;
+    match format {
+        CrdsFormat::Yaml => Ok(yaml),
+        CrdsFormat::Json => {
+            let objects: Vec<serde_json::Value> = serde_saphyr::from_multiple(&yaml)
+                .map_err(|e| CliError::Usage(format!("cannot read the CRDs back: {e}")))?;
+            Ok(format!("{}\n", to_json_pretty(&objects)))
+        }
+    }
+}
+
+#[cfg(feature = "operator")]
+pub fn crds(format: CrdsFormat) -> Result<Result<(), Invalid>, CliError> {
+    let text = crds_text(format)?;
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(Ok(()))
+}
+
+#[cfg(all(test, feature = "operator"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crds_json_is_an_array_of_the_objects_the_yaml_output_holds() {
+        let yaml = crds_text(CrdsFormat::Yaml).expect("yaml");
+        let json = crds_text(CrdsFormat::Json).expect("json");
+        let from_yaml: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple(&yaml).expect("the YAML output parses");
+        let from_json: serde_json::Value =
+            serde_json::from_str(&json).expect("the JSON output parses");
+        let array = from_json.as_array().expect("a JSON array");
+        assert_eq!(array, &from_yaml);
+        let kinds: Vec<&str> = array
+            .iter()
+            .map(|crd| crd["spec"]["names"]["kind"].as_str().unwrap_or_default())
+            .collect();
+        assert_eq!(kinds, ["KafkaToolConfig", "GlobalClientDefaults"]);
+        assert!(
+            array
+                .iter()
+                .all(|crd| crd["kind"] == "CustomResourceDefinition")
+        );
+    }
+}

@@ -1,0 +1,87 @@
+//! `validate`: the status conditions the operator would write.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::{CliError, Invalid, TextFormat, evaluate_manifest, to_json_pretty};
+use crate::manifest::Workspace;
+use crate::output;
+use crate::status::{self, KafkaToolConfigStatus, Live};
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ValidateEntry {
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: ValidateMetadata,
+    status: KafkaToolConfigStatus,
+}
+
+#[derive(Debug, Serialize)]
+struct ValidateMetadata {
+    name: String,
+    namespace: String,
+}
+
+pub fn validate(paths: &[PathBuf], format: TextFormat) -> Result<Result<(), Invalid>, CliError> {
+    let workspace = Workspace::load(paths)?;
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let (text, all_valid) = validate_text(&workspace, format, &now);
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(if all_valid { Ok(()) } else { Err(Invalid) })
+}
+
+/// What `validate` prints, with `now` as the time of every condition change, and whether every
+/// config is valid.
+pub fn validate_text(workspace: &Workspace, format: TextFormat, now: &str) -> (String, bool) {
+    let mut entries = Vec::new();
+    let mut all_valid = true;
+    for config in &workspace.configs {
+        let ev = evaluate_manifest(workspace, config);
+        all_valid &= ev.is_valid();
+        let live = Live {
+            hash: ev.rendered.as_ref().map(|r| r.hash.clone()),
+            write_failure: None,
+        };
+        let status = status::build(&ev, config.metadata.generation, None, &live, now);
+        entries.push(ValidateEntry {
+            api_version: output::API_VERSION,
+            kind: "KafkaToolConfig",
+            metadata: ValidateMetadata {
+                name: config.metadata.name.clone(),
+                namespace: config.namespace.clone(),
+            },
+            status,
+        });
+    }
+    let mut out = String::new();
+    match format {
+        TextFormat::Json => {
+            out.push_str(&to_json_pretty(&entries));
+            out.push('\n');
+        }
+        TextFormat::Table => {
+            for entry in &entries {
+                out.push_str(&format!(
+                    "KafkaToolConfig {}/{}\n",
+                    entry.metadata.namespace, entry.metadata.name
+                ));
+                for c in &entry.status.conditions {
+                    out.push_str(&format!(
+                        "  {}={} {}: {}\n",
+                        c.type_, c.status, c.reason, c.message
+                    ));
+                }
+                for w in &entry.status.warnings {
+                    out.push_str(&format!(
+                        "  warning {} {}: {}\n",
+                        w.reason, w.key, w.message
+                    ));
+                }
+            }
+        }
+    }
+    (out, all_valid)
+}

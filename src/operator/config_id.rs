@@ -1,0 +1,33 @@
+//! One KafkaToolConfig, by namespace and name: the key of every per-config table of the operator.
+
+use std::fmt;
+
+use kube::runtime::reflector::ObjectRef;
+
+use crate::operator::crd::KafkaToolConfig;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConfigId {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ConfigId {
+    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+
+    /// The reference the caches and the controller's queue use.
+    pub fn object_ref(&self) -> ObjectRef<KafkaToolConfig> {
+        ObjectRef::new(&self.name).within(&self.namespace)
+    }
+}
+
+impl fmt::Display for ConfigId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
