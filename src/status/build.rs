@@ -1,0 +1,204 @@
+//! The status made from an evaluation: conditions, warnings, shadowed keys, output and history.
+
+use super::*;
+
+fn summarize(problems: &[Problem]) -> (Reason, String) {
+    let reason = problems
+        .first()
+        .map(|p| p.reason)
+        .unwrap_or(Reason::InvalidValue);
+    let message = problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    (reason, message)
+}
+
+/// What the operator knows about the output object when it writes status.
+#[derive(Debug, Clone, Default)]
+pub struct Live {
+    /// Hash of the content in the output object now (after this reconcile's write, if any).
+    pub hash: Option<String>,
+    /// Set when the output could not be written: (reason, message), e.g. `OutputConflict`.
+    pub write_failure: Option<(String, String)>,
+}
+
+/// The status for an evaluation. `previous` keeps transition times, history and the live hash.
+pub fn build(
+    ev: &Evaluation,
+    generation: Option<i64>,
+    previous: Option<&KafkaToolConfigStatus>,
+    live: &Live,
+    now: &str,
+) -> KafkaToolConfigStatus {
+    let prev_conditions = previous.map(|p| p.conditions.as_slice()).unwrap_or(&[]);
+    let mut status = KafkaToolConfigStatus {
+        observed_generation: generation,
+        history: previous.map(|p| p.history.clone()).unwrap_or_default(),
+        rollout: previous.map(|p| p.rollout.clone()).unwrap_or_default(),
+        inputs: previous.and_then(|p| p.inputs.clone()),
+        ..Default::default()
+    };
+    let mut conditions = Vec::new();
+    let mut set = |type_: &str, ok: bool, reason: &str, message: String| {
+        let value = if ok { "True" } else { "False" };
+        set_condition(
+            &mut conditions,
+            prev_conditions,
+            type_,
+            value,
+            reason,
+            message,
+            generation,
+            now,
+        );
+    };
+
+    if ev.source_problems.is_empty() {
+        set(
+            SOURCES_RESOLVED,
+            true,
+            "AllFound",
+            "every referenced source was read".into(),
+        );
+    } else {
+        let (reason, message) = summarize(&ev.source_problems);
+        set(SOURCES_RESOLVED, false, reason.as_str(), message);
+    }
+    if ev.problems.is_empty() && ev.source_problems.is_empty() {
+        set(
+            VALID,
+            true,
+            "Valid",
+            "the merged configuration is valid".into(),
+        );
+    } else if ev.problems.is_empty() {
+        set(
+            VALID,
+            false,
+            "SourcesNotResolved",
+            "cannot validate until every source is resolved".into(),
+        );
+    } else {
+        let (reason, message) = summarize(&ev.problems);
+        set(VALID, false, reason.as_str(), message);
+    }
+    let kept = |hash: &Option<String>| match hash {
+        Some(h) => format!("; the last good output ({h}) stays in place"),
+        None => String::new(),
+    };
+    match (&ev.rendered, &live.write_failure) {
+        (_, Some((reason, message))) => set(
+            READY,
+            false,
+            reason,
+            format!("{message}{}", kept(&live.hash)),
+        ),
+        (Some(rendered), None) => set(
+            READY,
+            true,
+            "Rendered",
+            format!(
+                "{} {} holds {}",
+                rendered.kind_str(),
+                rendered.name,
+                rendered.hash
+            ),
+        ),
+        (None, None) => {
+            let (reason, message) = if !ev.source_problems.is_empty() {
+                summarize(&ev.source_problems)
+            } else {
+                summarize(&ev.problems)
+            };
+            set(
+                READY,
+                false,
+                reason.as_str(),
+                format!("{message}{}", kept(&live.hash)),
+            );
+        }
+    }
+    // Ready first: what `kubectl get` and GitOps tools read.
+    conditions.sort_by_key(|c| match c.type_.as_str() {
+        READY => 0,
+        SOURCES_RESOLVED => 1,
+        _ => 2,
+    });
+    status.conditions = conditions;
+    status.config_hash = live.hash.clone();
+    if let Some(rendered) = &ev.rendered {
+        status.output = Some(OutputStatus {
+            kind: rendered.kind_str().to_string(),
+            name: rendered.name.clone(),
+            keys: rendered.files.keys().cloned().collect(),
+            secret_mounts: rendered
+                .secret_mounts
+                .iter()
+                .map(|m| SecretMountStatus {
+                    secret: m.secret.clone(),
+                    mount_path: m.mount_path.clone(),
+                })
+                .collect(),
+        });
+    } else if let Some(prev) = previous {
+        status.output = prev.output.clone();
+    }
+    status.warnings = ev
+        .warnings
+        .iter()
+        .take(MAX_STATUS_WARNINGS)
+        .map(|w| StatusWarning {
+            key: w.key.to_string(),
+            role: w.role,
+            reason: w.reason.to_string(),
+            message: w.message.to_string(),
+        })
+        .collect();
+    if ev.warnings.len() > MAX_STATUS_WARNINGS {
+        status.warnings.push(StatusWarning {
+            key: String::new(),
+            role: None,
+            reason: "MoreWarnings".into(),
+            message: format!(
+                "{} more warnings are not listed; run `kafka-config-operator validate` or `explain` to see all",
+                ev.warnings.len() - MAX_STATUS_WARNINGS
+            ),
+        });
+    }
+    status.shadowed = ev
+        .shadowed
+        .iter()
+        .map(|s| ShadowedKey {
+            key: s.key.clone(),
+            role: s.role,
+            winner: s.winner.clone(),
+            over: s.over.clone(),
+        })
+        .collect();
+    status
+}
+
+/// Appends a history entry when the live hash changes, keeping the last [`HISTORY_LIMIT`].
+pub fn record_history(
+    status: &mut KafkaToolConfigStatus,
+    hash: &str,
+    time: &str,
+    changed_keys: Vec<String>,
+    cause: String,
+) {
+    if status.history.last().is_some_and(|h| h.hash == hash) {
+        return;
+    }
+    let revision = status.history.last().map(|h| h.revision + 1).unwrap_or(1);
+    status.history.push(HistoryEntry {
+        revision,
+        hash: hash.to_string(),
+        time: time.to_string(),
+        changed_keys,
+        cause,
+    });
+    let excess = status.history.len().saturating_sub(HISTORY_LIMIT);
+    status.history.drain(..excess);
+}

@@ -1,0 +1,209 @@
+//! The status of a KafkaToolConfig, built from an [`Evaluation`]: kstatus-compatible conditions
+//! (`Ready`, `SourcesResolved`, `Valid`, each with `observedGeneration`), the live hash, warnings,
+//! shadowed keys and history. Shared by the controller and by `validate -o json`, so both write
+//! exactly the same thing. The types and their accessors are here; `build.rs` makes a status
+//! from an evaluation, `cached.rs` is the operator's compact copy of one.
+
+mod build;
+mod cached;
+
+pub use build::{Live, build, record_history};
+pub use cached::{ContentHash, Digest, Kept, digest};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::outcome::{Problem, Reason};
+use crate::engine::{Evaluation, spec::Role};
+
+pub const READY: &str = "Ready";
+pub const SOURCES_RESOLVED: &str = "SourcesResolved";
+pub const VALID: &str = "Valid";
+
+/// A status condition (the shape of `metav1.Condition`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// True, False or Unknown.
+    pub status: String,
+    pub reason: String,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// RFC 3339 time of the last change of `status`.
+    #[serde(default)]
+    pub last_transition_time: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusWarning {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+    pub reason: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ShadowedKey {
+    pub key: String,
+    pub role: Role,
+    /// The layer that won.
+    pub winner: String,
+    /// The layers and sources it overrode, highest first. Never values.
+    pub over: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretMountStatus {
+    pub secret: String,
+    pub mount_path: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OutputStatus {
+    pub kind: String,
+    pub name: String,
+    pub keys: Vec<String>,
+    /// For `secrets: Deferred`: Secrets the workload must mount, and where.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secret_mounts: Vec<SecretMountStatus>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    pub revision: i64,
+    pub hash: String,
+    pub time: String,
+    /// Names of the keys whose values changed (never values).
+    #[serde(default)]
+    pub changed_keys: Vec<String>,
+    pub cause: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutStatus {
+    pub kind: String,
+    pub name: String,
+    /// The hash on the workload's pod template, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
+}
+
+/// Status stays small: a config with thousands of unknown keys must not bloat its object.
+pub const MAX_STATUS_WARNINGS: usize = 50;
+
+/// How many revisions `status.history` keeps.
+pub const HISTORY_LIMIT: usize = 10;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KafkaToolConfigStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    /// Hash of the content that is live in the output object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_hash: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<OutputStatus>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<StatusWarning>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shadowed: Vec<ShadowedKey>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<HistoryEntry>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rollout: Vec<RolloutStatus>,
+    /// What the last evaluation read (set by the operator, not by `validate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<InputsStatus>,
+    /// Not part of the API (never serialized): in the operator's cache, what the next status is
+    /// built from in place of the parts [`KafkaToolConfigStatus::cached`] drops.
+    #[serde(skip)]
+    pub kept: Option<Box<Kept>>,
+}
+
+/// The versions of everything an evaluation read. With it, the operator proves from its watch
+/// caches alone that nothing changed since the live output was rendered (after a restart, or on
+/// the periodic resync) and reads nothing; `history` names the source that changed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InputsStatus {
+    /// Version of the operator that evaluated it: a new release renders everything again.
+    pub operator: String,
+    /// Every referenced ConfigMap and Secret, with the resourceVersion read (none: not found).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceVersion>,
+    /// Every GlobalClientDefaults that selected the config (applied or invalid), with its
+    /// generation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub global_client_defaults: Vec<GlobalVersion>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceVersion {
+    /// ConfigMap or Secret.
+    pub kind: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GlobalVersion {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<i64>,
+}
+
+impl KafkaToolConfigStatus {
+    pub fn condition(&self, type_: &str) -> Option<&Condition> {
+        self.conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.ready_status()
+            .is_some_and(|(status, _)| status == "True")
+    }
+}
+
+/// Sets a condition, keeping its `lastTransitionTime` when its status did not change.
+#[allow(clippy::too_many_arguments)]
+pub fn set_condition(
+    conditions: &mut Vec<Condition>,
+    previous: &[Condition],
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: String,
+    generation: Option<i64>,
+    now: &str,
+) {
+    let last_transition_time = previous
+        .iter()
+        .find(|c| c.type_ == type_ && c.status == status)
+        .map(|c| c.last_transition_time.clone())
+        .unwrap_or_else(|| now.to_string());
+    conditions.retain(|c| c.type_ != type_);
+    conditions.push(Condition {
+        type_: type_.to_string(),
+        status: status.to_string(),
+        reason: reason.to_string(),
+        message,
+        observed_generation: generation,
+        last_transition_time,
+    });
+}
