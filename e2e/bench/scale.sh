@@ -2,7 +2,9 @@
 # The operator at scale on the real control plane (issue 7). Not part of scripts/test.sh.
 #
 #   e2e/bench/scale.sh                       # N = 1,000 then 10,000, 2,000 x 64 KiB ballast;
-#                                            # writes docs/bench/results.json + docs/BENCHMARKS.md
+#                                            # writes docs/bench/results.json, then
+#                                            # e2e/bench/render_table.py rewrites the tables of
+#                                            # docs/BENCHMARKS.md
 #   SCALE_SIZES=1000 e2e/bench/scale.sh      # one size only
 #   SCALE_LABEL="after: bounded concurrency" e2e/bench/scale.sh   # names the run in the history table
 #   NO_WRITE=1 e2e/bench/scale.sh            # measure and print only
@@ -18,7 +20,8 @@
 # FRESH control plane in E2E_RUN_DIR (default e2e/.run-bench, so it never touches the test suite's
 # e2e/.run), installs the CRDs and the chart's RBAC, then e2e/bench/scale/run.py runs the operator
 # as its ServiceAccount and measures (see the docstring there); e2e/bench/scale/report.py writes
-# the results. The control plane is stopped at the end; the summary and operator logs are kept in
+# the results (targets: render_table.py's TARGETS). The control plane is stopped at the end; the
+# summary, the operator logs and the run's full report (report.md) are kept in
 # $CARGO_TARGET_DIR/bench-scale/.
 set -euo pipefail
 
@@ -101,5 +104,6 @@ if [[ "${NO_WRITE:-}" == 1 ]]; then
 fi
 python3 "$here/scale/report.py" --summary "$E2E_RUN_DIR/scale-summary.json" \
   --json docs/bench/results.json --doc docs/BENCHMARKS.md --history docs/bench/scale-history.json \
+  --detail "$out/report.md" \
   --command "$command" --label "${SCALE_LABEL:-}" --tree "$out/tree.txt" --build-cmd "$build_cmd"
 exit "${rc:-0}"
