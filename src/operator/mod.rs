@@ -20,6 +20,11 @@ pub mod metrics;
 pub mod reconcile;
 pub mod versions;
 
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod reconcile_tests;
+
 use std::io::Write as _;
 
 use k8s_openapi::api::core::v1::Namespace;
