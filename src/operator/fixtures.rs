@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use http::{Method, Request, Response, StatusCode};
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kube::Client;
 use kube::client::Body;
 use kube::core::PartialObjectMeta;
@@ -17,9 +17,10 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tower_test::mock::{self, Handle};
 
-use crate::operator::context::Context;
+use crate::operator::context::{Context, ScopeVersions};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 use crate::operator::metrics::Metrics;
+use crate::operator::versions::ObjectVersions;
 
 /// How long a scenario waits for the next request (or for the client to go away).
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -175,16 +176,20 @@ pub async fn finish(scenario: JoinHandle<Vec<Received>>) -> Vec<Received> {
 
 /// A context as `run` builds it, leading and with synced caches, whose client talks to the
 /// returned [`ApiServer`]; its KafkaToolConfig cache holds `configs` (as given: the caller
-/// compacts statuses the way the controller's cache does, if it wants to). No version caches:
-/// every source and output is read from the API server.
-pub fn context(configs: &[KafkaToolConfig]) -> (Arc<Context>, ApiServer) {
+/// compacts statuses the way the controller's cache does, if it wants to). `versions`: the
+/// ConfigMap and Secret version caches (none: every source and output is read from the API
+/// server).
+pub fn context(
+    configs: &[KafkaToolConfig],
+    versions: Vec<ScopeVersions>,
+) -> (Arc<Context>, ApiServer) {
     let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
     let client = Client::new(service, "default");
     let (store, mut writer) = reflector::store::<KafkaToolConfig>();
     for config in configs {
         writer.apply_watcher_event(&watcher::Event::Apply(config.clone()));
     }
-    let ctx = Context::new(
+    let mut ctx = Context::new(
         client,
         Arc::new(Metrics::new()),
         reflector::store::<PartialObjectMeta<Namespace>>().0,
@@ -193,7 +198,34 @@ pub fn context(configs: &[KafkaToolConfig]) -> (Arc<Context>, ApiServer) {
         Arc::new(AtomicBool::new(true)),
         None,
     );
+    ctx.versions = versions;
     ctx.namespaces_synced.mark();
     ctx.globals_synced.mark();
     (Arc::new(ctx), ApiServer(handle))
+}
+
+/// The version caches of all namespaces after their first list, as the metadata-only watches
+/// fill them: `config_maps` are the objects listed (JSON, as the API server stores them); no
+/// Secrets.
+pub fn listed_versions(config_maps: &[Value]) -> Vec<ScopeVersions> {
+    let listed = ObjectVersions::default();
+    listed.observe::<ConfigMap>(&watcher::Event::Init);
+    for object in config_maps {
+        let meta: PartialObjectMeta<ConfigMap> = serde_json::from_value(json!({
+            "apiVersion": "meta.k8s.io/v1",
+            "kind": "PartialObjectMetadata",
+            "metadata": object["metadata"].clone(),
+        }))
+        .expect("an object's metadata");
+        listed.observe(&watcher::Event::InitApply(meta));
+    }
+    listed.observe::<ConfigMap>(&watcher::Event::InitDone);
+    let secrets = ObjectVersions::default();
+    secrets.observe::<Secret>(&watcher::Event::Init);
+    secrets.observe::<Secret>(&watcher::Event::InitDone);
+    vec![ScopeVersions {
+        scope: None,
+        config_maps: Arc::new(listed),
+        secrets: Arc::new(secrets),
+    }]
 }

@@ -8,7 +8,7 @@ use http::{Method, StatusCode};
 use kube::runtime::controller::Action;
 use serde_json::{Value, json};
 
-use crate::operator::context::Error;
+use crate::operator::context::{Error, ScopeVersions};
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::fixtures::{self, Exchange, Received, api_status};
 use crate::operator::reconcile::reconcile;
@@ -114,45 +114,57 @@ fn writes(received: &[Received]) -> Vec<String> {
         .collect()
 }
 
-/// Reconciles `config` once against `scenario`; returns the result and what the API server got.
+/// Reconciles `config` once against `scenario`, with the version caches `versions`; returns the
+/// result and what the API server got.
 async fn reconcile_once(
     config: KafkaToolConfig,
+    versions: Vec<ScopeVersions>,
     scenario: Vec<Exchange>,
 ) -> (Result<Action, Error>, Vec<Received>) {
-    let (ctx, api_server) = fixtures::context(std::slice::from_ref(&config));
+    let (ctx, api_server) = fixtures::context(std::slice::from_ref(&config), versions);
     let scenario = api_server.run(scenario);
     let result = reconcile(Arc::new(config), ctx).await;
     // `reconcile` held the last clone of the context: its client is gone, the scenario ends.
     (result, fixtures::finish(scenario).await)
 }
 
-#[tokio::test]
-async fn a_second_reconcile_with_unchanged_inputs_reads_and_writes_nothing() {
-    // The first reconcile renders: reads the source, finds no output, creates it, writes status.
-    let (result, first) = reconcile_once(
+/// A new config's first reconcile: reads the source, finds no output, creates it, writes status
+/// and a Rendered event. Returns the status written and the output as stored.
+async fn first_render() -> (Value, Value) {
+    let (result, received) = reconcile_once(
         config(None),
+        Vec::new(),
         vec![
             Exchange::get(SOURCE, source()),
             Exchange::get_absent(OUTPUT),
             Exchange::new(Method::POST, CONFIG_MAPS, created),
             Exchange::new(Method::PATCH, STATUS, status_applied),
-            Exchange::new(Method::POST, EVENTS, event_stored),
+            Exchange::new(Method::POST, EVENTS, |request| {
+                assert_eq!(request.body["reason"], "Rendered");
+                event_stored(request)
+            }),
         ],
     )
     .await;
     assert_eq!(result.expect("the first reconcile"), Action::await_change());
-    let output = created(&first[2]).1;
-    let status = first[3].body["status"].clone();
+    let output = created(&received[2]).1;
+    let status = received[3].body["status"].clone();
     assert_eq!(condition(&status, "Ready")["status"], "True", "{status}");
     assert_eq!(
         status["configHash"], output["metadata"]["annotations"][HASH_ANNOTATION],
         "status and output name the same content"
     );
+    (status, output)
+}
 
+#[tokio::test]
+async fn a_second_reconcile_with_unchanged_inputs_reads_and_writes_nothing() {
+    let (status, output) = first_render().await;
     // The same inputs again (a restart: a fresh context, no version caches, the stored status in
     // the cache): the sources and the output are read, nothing is written.
     let (result, second) = reconcile_once(
         cached(config(Some(status))),
+        Vec::new(),
         vec![
             Exchange::get(SOURCE, source()),
             Exchange::get(OUTPUT, partial_metadata(&output)),
@@ -165,6 +177,21 @@ async fn a_second_reconcile_with_unchanged_inputs_reads_and_writes_nothing() {
     );
     assert_eq!(writes(&second), Vec::<String>::new());
     assert_eq!(second.len(), 2, "{second:?}");
+}
+
+#[tokio::test]
+async fn unchanged_inputs_proven_by_the_version_caches_cost_no_request_at_all() {
+    let (status, output) = first_render().await;
+    // A restart whose watches listed the source and the output at the versions the status
+    // recorded: the caches prove nothing changed, so the API server hears nothing.
+    let (result, received) = reconcile_once(
+        cached(config(Some(status))),
+        fixtures::listed_versions(&[source(), output]),
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(result.expect("the reconcile"), Action::await_change());
+    assert!(received.is_empty(), "{received:?}");
 }
 
 #[tokio::test]
@@ -183,6 +210,7 @@ async fn an_output_name_held_by_a_foreign_object_is_an_output_conflict_and_left_
     });
     let (result, received) = reconcile_once(
         config(None),
+        Vec::new(),
         vec![
             Exchange::get(SOURCE, source()),
             Exchange::get(OUTPUT, partial_metadata(&foreign)),
@@ -226,6 +254,7 @@ async fn an_output_name_held_by_a_foreign_object_is_an_output_conflict_and_left_
 async fn a_failed_output_write_is_returned_and_reported(code: u16, reason: &'static str) {
     let (result, _) = reconcile_once(
         config(None),
+        Vec::new(),
         vec![
             Exchange::get(SOURCE, source()),
             Exchange::get_absent(OUTPUT),
