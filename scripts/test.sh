@@ -123,19 +123,19 @@ end
 
 if [ -f tests/e2e_operator.rs ]; then
   begin "e2e: operator on the real control plane"
-  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_operator -- --test-threads=1
+  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_operator -- --include-ignored --test-threads=1
   end
 fi
 
 if [ -f tests/e2e_faults.rs ]; then
   begin "e2e: faults (restarts, 410, 409, SIGKILL, leader kill, 429)"
-  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_faults -- --test-threads=1 --nocapture
+  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_faults -- --include-ignored --test-threads=1 --nocapture
   end
 fi
 
 if [ -f tests/e2e_security.rs ]; then
   begin "e2e: security (canary, tenancy, least-privilege RBAC)"
-  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_security -- --test-threads=1 --nocapture
+  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_security -- --include-ignored --test-threads=1 --nocapture
   end
 fi
 

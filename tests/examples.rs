@@ -25,7 +25,7 @@ fn root() -> &'static Path {
 fn example_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
         .expect("examples/ exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
+        .map(|e| e.expect("a readable entry of examples/").path())
         .filter(|p| p.is_dir())
         .collect();
     dirs.sort();

@@ -620,8 +620,13 @@ fn every_validator_the_engine_does_not_check_is_listed_with_its_reason_in_the_do
                     Validator::Lambda { defined_in, .. } => defined_in.clone(),
                     _ => None,
                 }
-                .unwrap_or_default();
-                let simple = class.rsplit('.').next().unwrap_or_default();
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{set} {}: an unchecked validator that names no class",
+                        def.name
+                    )
+                });
+                let simple = class.rsplit('.').next().unwrap();
                 if !doc.contains(&format!("`{}`", def.name)) || !doc.contains(simple) {
                     undocumented.insert(format!("{set} {} ({class})", def.name));
                 }

@@ -954,7 +954,7 @@ mod tests {
         let conditions = patch["status"]["conditions"]
             .as_array()
             .cloned()
-            .unwrap_or_default();
+            .expect("status.conditions is a list");
         let types: Vec<&str> = conditions
             .iter()
             .filter_map(|c| c["type"].as_str())
@@ -1032,12 +1032,8 @@ mod tests {
 
     /// A context over `configs`. Its client (needed to build it) points nowhere: nothing is sent.
     fn context(configs: Store<KafkaToolConfig>) -> Context {
-        let Ok(uri) = "http://127.0.0.1:1".parse() else {
-            panic!("a valid URI");
-        };
-        let Ok(client) = Client::try_from(kube::Config::new(uri)) else {
-            panic!("cannot build a client");
-        };
+        let uri = "http://127.0.0.1:1".parse().expect("a valid URI");
+        let client = Client::try_from(kube::Config::new(uri)).expect("a client");
         Context::new(
             client,
             Arc::new(Metrics::new()),

@@ -86,18 +86,16 @@ impl EventPublisher {
 mod tests {
     use super::*;
 
-    fn publisher() -> Option<EventPublisher> {
+    fn publisher() -> EventPublisher {
         // A client is only needed to build the publisher; nothing is sent in these tests.
-        let config = kube::Config::new("http://127.0.0.1:1".parse().ok()?);
-        let client = kube::Client::try_from(config).ok()?;
-        Some(EventPublisher::new(client, "kafka-config-operator", None))
+        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a valid URI"));
+        let client = kube::Client::try_from(config).expect("a client");
+        EventPublisher::new(client, "kafka-config-operator", None)
     }
 
     #[tokio::test]
     async fn an_event_names_its_object_and_reporter_and_is_not_a_series() {
-        let Some(publisher) = publisher() else {
-            panic!("cannot build a client");
-        };
+        let publisher = publisher();
         let regarding = ObjectReference {
             kind: Some("KafkaToolConfig".into()),
             name: Some("orders".into()),
@@ -126,7 +124,7 @@ mod tests {
             Some("kafka-config-operator")
         );
         assert!(built.series.is_none());
-        let note = built.note.unwrap_or_default();
+        let note = built.note.expect("the event has a note");
         assert!(
             note.len() <= MAX_NOTE && note.chars().all(|c| c == 'é'),
             "{}",

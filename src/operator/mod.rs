@@ -23,6 +23,11 @@ pub mod reconcile;
 pub mod synced;
 pub mod versions;
 
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod reconcile_tests;
+
 use kube::Client;
 use kube::api::{Api, ListParams};
 

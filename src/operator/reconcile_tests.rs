@@ -1,0 +1,300 @@
+//! `reconcile::reconcile` against a mocked API server (see `fixtures.rs`): each test lists the
+//! requests one reconcile must send, in order, and the answers; a request not listed fails it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{Method, StatusCode};
+use kube::runtime::controller::Action;
+use serde_json::{Value, json};
+
+use crate::operator::context::{Error, ScopeVersions};
+use crate::operator::crd::KafkaToolConfig;
+use crate::operator::fixtures::{self, Exchange, Received, api_status};
+use crate::operator::reconcile::reconcile;
+use crate::output::{HASH_ANNOTATION, MANAGER};
+use crate::status::KafkaToolConfigStatus;
+
+const UID: &str = "0f4d2c1e-orders";
+const SOURCE: &str = "/api/v1/namespaces/team-a/configmaps/base-client";
+/// The output, named by the spec (`output.name`).
+const OUTPUT: &str = "/api/v1/namespaces/team-a/configmaps/orders-client";
+const CONFIG_MAPS: &str = "/api/v1/namespaces/team-a/configmaps";
+const STATUS: &str =
+    "/apis/kafkaconfig.dev/v1alpha1/namespaces/team-a/kafkatoolconfigs/orders/status";
+const EVENTS: &str = "/apis/events.k8s.io/v1/namespaces/team-a/events";
+
+/// A console producer whose connection settings come from ConfigMap base-client, written to
+/// ConfigMap orders-client; `status` as the API server stores it (None: never reconciled).
+fn config(status: Option<Value>) -> KafkaToolConfig {
+    let mut object = json!({
+        "apiVersion": "kafkaconfig.dev/v1alpha1",
+        "kind": "KafkaToolConfig",
+        "metadata": {
+            "name": "orders", "namespace": "team-a", "uid": UID,
+            "generation": 1, "resourceVersion": "100"
+        },
+        "spec": {
+            "tool": "kafka-console-producer",
+            "args": {"topic": "orders"},
+            "configFiles": [{"configMapKeyRef": {"name": "base-client", "key": "client.properties"}}],
+            "output": {"kind": "ConfigMap", "name": "orders-client"}
+        }
+    });
+    if let Some(status) = status {
+        object["status"] = status;
+    }
+    serde_json::from_value(object).expect("a valid KafkaToolConfig")
+}
+
+/// The config as the controller's cache holds it: status compacted
+/// (`KafkaToolConfigStatus::cached`, as the reflector's `compact_status` does).
+fn cached(mut config: KafkaToolConfig) -> KafkaToolConfig {
+    config.status = config.status.take().map(KafkaToolConfigStatus::cached);
+    config
+}
+
+fn source() -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "base-client", "namespace": "team-a", "resourceVersion": "41"},
+        "data": {"client.properties": "bootstrap.servers=kafka-0.kafka:9092\nlinger.ms=20\n"}
+    })
+}
+
+/// `object`'s metadata as the API server answers a metadata-only GET.
+fn partial_metadata(object: &Value) -> Value {
+    json!({
+        "apiVersion": "meta.k8s.io/v1",
+        "kind": "PartialObjectMetadata",
+        "metadata": object["metadata"].clone(),
+    })
+}
+
+/// What the API server answers a create: the object, with a resourceVersion.
+fn created(request: &Received) -> (StatusCode, Value) {
+    let mut object = request.body.clone();
+    object["metadata"]["resourceVersion"] = json!("42");
+    (StatusCode::CREATED, object)
+}
+
+/// What the API server answers a server-side apply of the status: the config with that status.
+fn status_applied(request: &Received) -> (StatusCode, Value) {
+    assert!(
+        request.query.contains(&format!("fieldManager={MANAGER}")),
+        "status written without our field manager: {}",
+        request.query
+    );
+    let mut object = serde_json::to_value(config(None)).expect("JSON");
+    object["status"] = request.body["status"].clone();
+    object["metadata"]["resourceVersion"] = json!("101");
+    (StatusCode::OK, object)
+}
+
+/// An Event is stored as sent.
+fn event_stored(request: &Received) -> (StatusCode, Value) {
+    (StatusCode::CREATED, request.body.clone())
+}
+
+fn condition<'a>(status: &'a Value, type_: &str) -> &'a Value {
+    status["conditions"]
+        .as_array()
+        .expect("status.conditions is a list")
+        .iter()
+        .find(|c| c["type"] == type_)
+        .unwrap_or_else(|| panic!("no {type_} condition in {status}"))
+}
+
+fn writes(received: &[Received]) -> Vec<String> {
+    received
+        .iter()
+        .filter(|r| r.method != Method::GET)
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// Reconciles `config` once against `scenario`, with the version caches `versions`; returns the
+/// result and what the API server got.
+async fn reconcile_once(
+    config: KafkaToolConfig,
+    versions: Vec<ScopeVersions>,
+    scenario: Vec<Exchange>,
+) -> (Result<Action, Error>, Vec<Received>) {
+    let (ctx, api_server) = fixtures::context(std::slice::from_ref(&config), versions);
+    let scenario = api_server.run(scenario);
+    let result = reconcile(Arc::new(config), ctx).await;
+    // `reconcile` held the last clone of the context: its client is gone, the scenario ends.
+    (result, fixtures::finish(scenario).await)
+}
+
+/// A new config's first reconcile: reads the source, finds no output, creates it, writes status
+/// and a Rendered event. Returns the status written and the output as stored.
+async fn first_render() -> (Value, Value) {
+    let (result, received) = reconcile_once(
+        config(None),
+        Vec::new(),
+        vec![
+            Exchange::get(SOURCE, source()),
+            Exchange::get_absent(OUTPUT),
+            Exchange::new(Method::POST, CONFIG_MAPS, created),
+            Exchange::new(Method::PATCH, STATUS, status_applied),
+            Exchange::new(Method::POST, EVENTS, |request| {
+                assert_eq!(request.body["reason"], "Rendered");
+                event_stored(request)
+            }),
+        ],
+    )
+    .await;
+    assert_eq!(result.expect("the first reconcile"), Action::await_change());
+    let output = created(&received[2]).1;
+    let status = received[3].body["status"].clone();
+    assert_eq!(condition(&status, "Ready")["status"], "True", "{status}");
+    assert_eq!(
+        status["configHash"], output["metadata"]["annotations"][HASH_ANNOTATION],
+        "status and output name the same content"
+    );
+    (status, output)
+}
+
+#[tokio::test]
+async fn a_second_reconcile_with_unchanged_inputs_reads_and_writes_nothing() {
+    let (status, output) = first_render().await;
+    // The same inputs again (a restart: a fresh context, no version caches, the stored status in
+    // the cache): the sources and the output are read, nothing is written.
+    let (result, second) = reconcile_once(
+        cached(config(Some(status))),
+        Vec::new(),
+        vec![
+            Exchange::get(SOURCE, source()),
+            Exchange::get(OUTPUT, partial_metadata(&output)),
+        ],
+    )
+    .await;
+    assert_eq!(
+        result.expect("the second reconcile"),
+        Action::await_change()
+    );
+    assert_eq!(writes(&second), Vec::<String>::new());
+    assert_eq!(second.len(), 2, "{second:?}");
+}
+
+#[tokio::test]
+async fn unchanged_inputs_proven_by_the_version_caches_cost_no_request_at_all() {
+    let (status, output) = first_render().await;
+    // A restart whose watches listed the source and the output at the versions the status
+    // recorded: the caches prove nothing changed, so the API server hears nothing.
+    let (result, received) = reconcile_once(
+        cached(config(Some(status))),
+        fixtures::listed_versions(&[source(), output]),
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(result.expect("the reconcile"), Action::await_change());
+    assert!(received.is_empty(), "{received:?}");
+}
+
+#[tokio::test]
+async fn an_output_name_held_by_a_foreign_object_is_an_output_conflict_and_left_alone() {
+    // Another config's output under this output's name: not controlled by this config.
+    let foreign = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "orders-client", "namespace": "team-a", "resourceVersion": "7",
+            "ownerReferences": [{
+                "apiVersion": "kafkaconfig.dev/v1alpha1", "kind": "KafkaToolConfig",
+                "name": "other", "uid": "uid-of-another-config", "controller": true
+            }]
+        }
+    });
+    let (result, received) = reconcile_once(
+        config(None),
+        Vec::new(),
+        vec![
+            Exchange::get(SOURCE, source()),
+            Exchange::get(OUTPUT, partial_metadata(&foreign)),
+            Exchange::new(Method::PATCH, STATUS, |request| {
+                let status = &request.body["status"];
+                let ready = condition(status, "Ready");
+                assert_eq!(ready["status"], "False", "{status}");
+                assert_eq!(ready["reason"], "OutputConflict", "{status}");
+                let message = ready["message"].as_str().expect("a message");
+                assert!(
+                    message.contains("ConfigMap orders-client")
+                        && message.contains("not controlled by this KafkaToolConfig"),
+                    "{message}"
+                );
+                assert_eq!(ready["observedGeneration"], 1, "{status}");
+                assert!(status.get("configHash").is_none(), "{status}");
+                status_applied(request)
+            }),
+            Exchange::new(Method::POST, EVENTS, |request| {
+                assert_eq!(request.body["type"], "Warning");
+                assert_eq!(request.body["reason"], "OutputConflict");
+                event_stored(request)
+            }),
+        ],
+    )
+    .await;
+    // Checked again in a minute: the other owner may clean up.
+    assert_eq!(
+        result.expect("a conflict is a status, not an error"),
+        Action::requeue(Duration::from_secs(60))
+    );
+    let touched_output: Vec<&Received> = received
+        .iter()
+        .filter(|r| r.method != Method::GET && r.path.starts_with(CONFIG_MAPS))
+        .collect();
+    assert!(touched_output.is_empty(), "{touched_output:?}");
+}
+
+/// The output's create fails with `code`: the error is returned (kube-runtime retries with
+/// backoff) and the new config's status says it is still being reconciled.
+async fn a_failed_output_write_is_returned_and_reported(code: u16, reason: &'static str) {
+    let (result, _) = reconcile_once(
+        config(None),
+        Vec::new(),
+        vec![
+            Exchange::get(SOURCE, source()),
+            Exchange::get_absent(OUTPUT),
+            Exchange::new(Method::POST, CONFIG_MAPS, move |request| {
+                assert_eq!(request.body["metadata"]["name"], "orders-client");
+                (
+                    StatusCode::from_u16(code).expect("a status code"),
+                    api_status(code, reason, "the write failed"),
+                )
+            }),
+            Exchange::new(Method::PATCH, STATUS, |request| {
+                let status = &request.body["status"];
+                let ready = condition(status, "Ready");
+                assert_eq!(ready["status"], "Unknown", "{status}");
+                assert_eq!(ready["reason"], "Reconciling", "{status}");
+                assert_eq!(
+                    ready["message"], "the operator is rendering this configuration",
+                    "{status}"
+                );
+                assert_eq!(status["observedGeneration"], 1, "{status}");
+                assert!(status.get("configHash").is_none(), "{status}");
+                status_applied(request)
+            }),
+        ],
+    )
+    .await;
+    match result {
+        Err(Error::Kube(kube::Error::Api(status))) => {
+            assert_eq!((status.code, status.reason.as_str()), (code, reason))
+        }
+        other => panic!("expected the API error {code} {reason}, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_output_write_failing_with_500_is_returned_and_the_status_says_reconciling() {
+    a_failed_output_write_is_returned_and_reported(500, "InternalError").await;
+}
+
+#[tokio::test]
+async fn an_output_write_rejected_with_422_is_returned_and_the_status_says_reconciling() {
+    a_failed_output_write_is_returned_and_reported(422, "Invalid").await;
+}
