@@ -29,6 +29,9 @@ use crate::status::KafkaToolConfigStatus;
 pub enum Error {
     #[error("Kubernetes API: {0}")]
     Kube(#[from] kube::Error),
+    /// The API server refused the output write; the status already says so (`OutputWriteFailed`).
+    #[error("the API server refused the output: {0}")]
+    OutputRefused(#[source] kube::Error),
     #[error("the object has no {0}")]
     MissingField(&'static str),
     #[error("cannot serialize: {0}")]
@@ -42,13 +45,15 @@ impl Error {
     /// A short, bounded label for `reconcile_errors_total{reason}`.
     pub fn metric_label(&self) -> &'static str {
         match self {
-            Error::Kube(kube::Error::Api(status)) if status.is_conflict() => "Conflict",
-            Error::Kube(kube::Error::Api(status)) if status.is_already_exists() => "AlreadyExists",
-            Error::Kube(kube::Error::Api(status)) if status.is_forbidden() => "Forbidden",
-            Error::Kube(kube::Error::Api(status)) if status.is_not_found() => "NotFound",
-            Error::Kube(kube::Error::Api(status)) if status.is_invalid() => "Invalid",
-            Error::Kube(kube::Error::Api(_)) => "ApiError",
-            Error::Kube(_) => "Transport",
+            Error::Kube(error) | Error::OutputRefused(error) => match error {
+                kube::Error::Api(status) if status.is_conflict() => "Conflict",
+                kube::Error::Api(status) if status.is_already_exists() => "AlreadyExists",
+                kube::Error::Api(status) if status.is_forbidden() => "Forbidden",
+                kube::Error::Api(status) if status.is_not_found() => "NotFound",
+                kube::Error::Api(status) if status.is_invalid() => "Invalid",
+                kube::Error::Api(_) => "ApiError",
+                _ => "Transport",
+            },
             Error::MissingField(_) => "MissingField",
             Error::Serialize(_) => "Serialize",
             Error::RolloutInProgress(_) => "RolloutInProgress",
@@ -62,7 +67,10 @@ impl Error {
     /// the long cap.
     pub fn backoff_cap(&self) -> Duration {
         let unavailable = match self {
-            Error::Kube(kube::Error::Api(status)) => status.code == 429 || status.code >= 500,
+            Error::Kube(kube::Error::Api(status))
+            | Error::OutputRefused(kube::Error::Api(status)) => {
+                status.code == 429 || status.code >= 500
+            }
             Error::Kube(
                 kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_),
             ) => true,

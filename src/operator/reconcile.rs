@@ -86,6 +86,8 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
         .observe(started.elapsed().as_secs_f64());
     match &result {
         Ok(_) => ctx.succeeded(&key),
+        // Its status says why already.
+        Err(Error::OutputRefused(_)) => {}
         // kstatus: a config whose first reconcile could not finish says "working on it", so no
         // health check passes before the output exists. A first reconcile that finishes writes
         // its result directly: one status write per new config instead of two.
@@ -315,6 +317,7 @@ async fn reconcile_inner(
         uid: Some(&uid),
     };
     let mut wrote_output = None;
+    let mut failed_write = None;
     let mut previous_files = None;
     let mut prune_current = None;
     if let Some(rendered) = &ev.rendered {
@@ -322,7 +325,7 @@ async fn reconcile_inner(
         let cached = ctx
             .versions(rendered.kind.into(), namespace)
             .map_or(Cached::Unknown, |v| v.get(namespace, &output_name));
-        let state = apply::ensure_output(
+        let state = match apply::ensure_output(
             &ctx.client,
             &ctx.metrics,
             &owner,
@@ -331,8 +334,24 @@ async fn reconcile_inner(
             previous_hash.as_deref(),
             cached,
         )
-        .await?;
-        if let Some(message) = state.conflict {
+        .await
+        {
+            Ok(state) => state,
+            // The API server refused the write (a 422, a 500, a webhook): say so in Ready, then
+            // return the error so the controller retries with backoff. Without an answer at all
+            // (transport errors) a status write would fail the same way.
+            Err(Error::Kube(kube::Error::Api(refusal))) => {
+                let message =
+                    write_refused_message(rendered.kind_str(), namespace, &output_name, &refusal);
+                live.write_failure = Some((OUTPUT_WRITE_FAILED.to_string(), message));
+                failed_write = Some(Error::OutputRefused(kube::Error::Api(refusal)));
+                apply::OutputState::default()
+            }
+            Err(error) => return Err(error),
+        };
+        if failed_write.is_some() {
+            // live.hash stays the previous one: the last good output is what is in place.
+        } else if let Some(message) = state.conflict {
             live.hash = None;
             live.write_failure = Some(("OutputConflict".to_string(), message));
         } else {
@@ -414,6 +433,9 @@ async fn reconcile_inner(
         publish_events(ctx, &config.object_ref(&()), events).await;
     }
 
+    if let Some(error) = failed_write {
+        return Err(error);
+    }
     // Rendered or invalid: nothing changes until the spec, a source or a GlobalClientDefaults
     // does, and each of those is watched (plus the periodic resync, `keep_resyncing`).
     Ok(if live.write_failure.is_some() {
@@ -423,6 +445,35 @@ async fn reconcile_inner(
     } else {
         Action::await_change()
     })
+}
+
+/// Ready's reason when the API server refused the output write.
+pub const OUTPUT_WRITE_FAILED: &str = "OutputWriteFailed";
+
+/// Longest API-server message quoted in a status (it may echo what was sent).
+const REFUSAL_MESSAGE_LIMIT: usize = 256;
+
+/// "cannot write ConfigMap ns/name: 422 Invalid: …", the API server's message cut to a bound.
+fn write_refused_message(
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    refusal: &kube::core::Status,
+) -> String {
+    let mut text = refusal.message.clone();
+    if text.len() > REFUSAL_MESSAGE_LIMIT {
+        let mut cut = REFUSAL_MESSAGE_LIMIT;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let total = text.len();
+        text.truncate(cut);
+        text.push_str(&format!("…({total} bytes)"));
+    }
+    format!(
+        "cannot write {kind} {namespace}/{name}: {} {}: {text}",
+        refusal.code, refusal.reason
+    )
 }
 
 /// The status the next one is built from and compared with.

@@ -249,10 +249,11 @@ async fn an_output_name_held_by_a_foreign_object_is_an_output_conflict_and_left_
     assert!(touched_output.is_empty(), "{touched_output:?}");
 }
 
-/// The output's create fails with `code`: the error is returned (kube-runtime retries with
-/// backoff) and the new config's status says it is still being reconciled.
+/// The output's create fails with `code`: Ready=False names the refusal (reason
+/// `OutputWriteFailed`, the API server's code, reason and message), no hash is claimed, and the
+/// error is returned (kube-runtime retries with backoff).
 async fn a_failed_output_write_is_returned_and_reported(code: u16, reason: &'static str) {
-    let (result, _) = reconcile_once(
+    let (result, received) = reconcile_once(
         config(None),
         Vec::new(),
         vec![
@@ -265,36 +266,58 @@ async fn a_failed_output_write_is_returned_and_reported(code: u16, reason: &'sta
                     api_status(code, reason, "the write failed"),
                 )
             }),
-            Exchange::new(Method::PATCH, STATUS, |request| {
+            Exchange::new(Method::PATCH, STATUS, move |request| {
                 let status = &request.body["status"];
                 let ready = condition(status, "Ready");
-                assert_eq!(ready["status"], "Unknown", "{status}");
-                assert_eq!(ready["reason"], "Reconciling", "{status}");
+                assert_eq!(ready["status"], "False", "{status}");
+                assert_eq!(ready["reason"], "OutputWriteFailed", "{status}");
                 assert_eq!(
-                    ready["message"], "the operator is rendering this configuration",
+                    ready["message"],
+                    format!(
+                        "cannot write ConfigMap team-a/orders-client: {code} {reason}: the write failed"
+                    ),
                     "{status}"
                 );
+                assert_eq!(condition(status, "Valid")["status"], "True", "{status}");
                 assert_eq!(status["observedGeneration"], 1, "{status}");
                 assert!(status.get("configHash").is_none(), "{status}");
                 status_applied(request)
+            }),
+            Exchange::new(Method::POST, EVENTS, |request| {
+                assert_eq!(request.body["type"], "Warning");
+                assert_eq!(request.body["reason"], "OutputWriteFailed");
+                event_stored(request)
             }),
         ],
     )
     .await;
     match result {
-        Err(Error::Kube(kube::Error::Api(status))) => {
+        Err(Error::OutputRefused(kube::Error::Api(status))) => {
             assert_eq!((status.code, status.reason.as_str()), (code, reason))
         }
-        other => panic!("expected the API error {code} {reason}, got {other:?}"),
+        other => panic!("expected the refused output {code} {reason}, got {other:?}"),
     }
+    // One status write (the failure), not a "Reconciling" one on top of it.
+    let writes: Vec<String> = writes(&received)
+        .into_iter()
+        .map(|w| w.split('?').next().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        writes,
+        [
+            format!("POST {CONFIG_MAPS}"),
+            format!("PATCH {STATUS}"),
+            format!("POST {EVENTS}")
+        ]
+    );
 }
 
 #[tokio::test]
-async fn an_output_write_failing_with_500_is_returned_and_the_status_says_reconciling() {
+async fn an_output_write_failing_with_500_is_returned_and_the_status_says_so() {
     a_failed_output_write_is_returned_and_reported(500, "InternalError").await;
 }
 
 #[tokio::test]
-async fn an_output_write_rejected_with_422_is_returned_and_the_status_says_reconciling() {
+async fn an_output_write_rejected_with_422_is_returned_and_the_status_says_so() {
     a_failed_output_write_is_returned_and_reported(422, "Invalid").await;
 }
