@@ -6,9 +6,7 @@
 use std::collections::BTreeMap;
 
 use kafka_config_operator::engine::sources::{SourceData, SourceSet};
-use kafka_config_operator::engine::spec::{
-    ConfigFileSource, KeyRef, Scalar, SmallMap, ToolConfigSpec,
-};
+use kafka_config_operator::engine::spec::{ConfigFileSource, KeyRef, Scalar, ToolConfigSpec};
 use kafka_config_operator::engine::{Evaluation, Request, evaluate};
 
 /// A `.properties` file of `n` keys: real producer keys first, then custom ones.
@@ -36,7 +34,7 @@ pub fn properties_file(n: usize) -> String {
 }
 
 pub fn spec(n: usize) -> ToolConfigSpec {
-    let mut producer = SmallMap::new();
+    let mut producer = BTreeMap::new();
     for i in 0..(n / 10).max(1) {
         producer.insert(
             format!("custom.interceptor.setting.{i}"),
@@ -45,8 +43,8 @@ pub fn spec(n: usize) -> ToolConfigSpec {
     }
     ToolConfigSpec {
         tool: "kafka-console-producer".into(),
-        args: SmallMap::from([("topic".to_string(), Scalar::from("bench"))]),
-        properties: SmallMap::from([("producer".to_string(), producer)]),
+        args: BTreeMap::from([("topic".to_string(), Scalar::from("bench"))]),
+        properties: BTreeMap::from([("producer".to_string(), producer)]),
         config_files: vec![ConfigFileSource {
             config_map_key_ref: Some(KeyRef {
                 name: "base".into(),

@@ -385,7 +385,7 @@ fn collect<'a>(
     // Room for the values of the files, of every section of the spec and of the tool, so the
     // vector of a large config is not copied while it grows (globals may still add a few).
     let capacity = files.iter().map(|f| f.entries.len()).sum::<usize>()
-        + spec.properties.iter().map(|(_, s)| s.len()).sum::<usize>()
+        + spec.properties.values().map(BTreeMap::len).sum::<usize>()
         + spec.args.len()
         + tool.options.len()
         + tool.tool_defaults.get(&role).map_or(0, BTreeMap::len)

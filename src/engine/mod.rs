@@ -13,7 +13,6 @@ pub mod reference;
 pub mod render;
 pub mod secret;
 pub mod sensitive;
-pub mod small_map;
 pub mod sources;
 pub mod spec;
 pub mod suggest;
