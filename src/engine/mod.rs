@@ -7,6 +7,7 @@ pub mod evaluate;
 pub mod globals;
 pub mod layers;
 pub mod mirror_maker;
+pub mod model;
 pub mod outcome;
 pub mod properties;
 pub mod reference;
@@ -16,7 +17,7 @@ pub mod sensitive;
 pub mod sources;
 pub mod spec;
 pub mod suggest;
-pub mod text_order;
 pub mod validate;
 
-pub use evaluate::{Evaluation, Request, RoleView, evaluate};
+pub use evaluate::evaluate;
+pub use model::{Evaluation, Request, RoleView};
