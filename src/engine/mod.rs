@@ -3,9 +3,11 @@
 
 pub mod args;
 pub mod catalogue;
+mod checks;
 pub mod evaluate;
 pub mod globals;
 pub mod layers;
+mod merge;
 pub mod mirror_maker;
 pub mod model;
 pub mod outcome;

@@ -4,13 +4,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::Serialize;
+
 use crate::engine::globals::GlobalDefaults;
 use crate::engine::layers::{Contribution, Layer, Provenance};
 use crate::engine::outcome::{Problem, Shadowed, Warning};
-use crate::engine::render::Rendered;
 use crate::engine::sensitive;
 use crate::engine::sources::{SourceRef, Sources};
-use crate::engine::spec::{Role, ToolConfigSpec};
+use crate::engine::spec::{OutputKind, Role, ToolConfigSpec};
 
 /// Everything one evaluation needs.
 pub struct Request<'a> {
@@ -97,5 +98,34 @@ impl Evaluation {
     /// Whether a value shown to people must be redacted.
     pub fn is_sensitive(&self, role: Role, key: &str, contribution: &Contribution) -> bool {
         contribution.is_secret_sourced() || sensitive::is_password_key(role, key)
+    }
+}
+
+/// A Secret the workload must mount for `output.secrets: Deferred`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretMount {
+    pub secret: String,
+    pub mount_path: String,
+}
+
+/// The output object's content. `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub kind: OutputKind,
+    pub name: String,
+    /// File name → content (`producer.properties`, `tool.args`).
+    pub files: BTreeMap<String, String>,
+    /// `sha256:<hex>` of the files (and, when Deferred, of the referenced Secret data).
+    pub hash: String,
+    pub secret_mounts: Vec<SecretMount>,
+}
+
+impl Rendered {
+    pub fn kind_str(&self) -> &'static str {
+        match self.kind {
+            OutputKind::ConfigMap => "ConfigMap",
+            OutputKind::Secret => "Secret",
+        }
     }
 }

@@ -3,7 +3,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::engine::args;
@@ -11,6 +10,7 @@ use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::catalogue::tools::Tool;
 use crate::engine::layers::{Contribution, SecretOrigin};
 use crate::engine::mirror_maker;
+pub use crate::engine::model::{Rendered, SecretMount};
 use crate::engine::model::{Request, RoleView};
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::properties;
@@ -31,36 +31,7 @@ pub const FILE_PROVIDER: (&str, &str) = (
     "org.apache.kafka.common.config.provider.FileConfigProvider",
 );
 
-/// A Secret the workload must mount for `output.secrets: Deferred`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SecretMount {
-    pub secret: String,
-    pub mount_path: String,
-}
-
-/// The output object's content. `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Rendered {
-    pub kind: OutputKind,
-    pub name: String,
-    /// File name → content (`producer.properties`, `tool.args`).
-    pub files: BTreeMap<String, String>,
-    /// `sha256:<hex>` of the files (and, when Deferred, of the referenced Secret data).
-    pub hash: String,
-    pub secret_mounts: Vec<SecretMount>,
-}
-
 /// The files of a tool: a file name and the roles it serves.
-impl Rendered {
-    pub fn kind_str(&self) -> &'static str {
-        match self.kind {
-            OutputKind::ConfigMap => "ConfigMap",
-            OutputKind::Secret => "Secret",
-        }
-    }
-}
-
 pub fn file_layout(tool: &Tool, roles: &[Role]) -> Vec<(String, Vec<Role>)> {
     if tool.shares_one_file() {
         return vec![("client.properties".to_string(), roles.to_vec())];

@@ -56,7 +56,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_suffix_ends_in_a_segment_the_fast_check_lets_through() {
+    fn prefixed_password_suffixes_and_dot_password_are_passwords() {
         for suffix in PASSWORD_SUFFIXES {
             assert!(is_password_key(Role::Producer, &format!("x.{suffix}")));
         }
