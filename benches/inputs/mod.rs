@@ -1,4 +1,4 @@
-//! The benchmark inputs, shared by the criterion benches and the instruction-count profile:
+//! The benchmark inputs, shared by the criterion bench and the paired comparison with the JVM:
 //! a `.properties` file of `n` keys, a KafkaToolConfig reading it with n/10 inline overrides,
 //! and the ConfigMap holding the file. e2e/bench/engine-vs-jvm.sh cuts `properties_file` out of
 //! this file so the JVM parses the same bytes.
@@ -92,8 +92,8 @@ pub fn evaluate_bench(
     ev
 }
 
-/// One size's inputs and the operations the drivers outside criterion time
-/// (`engine_profile`, `engine_paired`); criterion's `engine` bench does not use it.
+/// One size's inputs and the operations the paired driver (`engine_paired`) times; criterion's
+/// `engine` bench does not use it.
 #[allow(dead_code)]
 pub struct Case {
     file: String,
