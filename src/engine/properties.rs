@@ -339,11 +339,19 @@ fn escape_into(out: &mut String, text: &str, is_key: bool) {
             _ => {
                 let mut units = [0u16; 2];
                 for unit in c.encode_utf16(&mut units) {
-                    // Upper-case hex digits, as `Properties.store` writes them.
-                    out.push_str(&format!("\\u{unit:04X}"));
+                    push_unicode_escape(out, *unit);
                 }
             }
         }
+    }
+}
+
+/// `\uXXXX` with upper-case hex digits, as `Properties.store` writes it.
+fn push_unicode_escape(out: &mut String, unit: u16) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.push_str("\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(char::from(HEX[usize::from((unit >> shift) & 0xF)]));
     }
 }
 
