@@ -8,7 +8,7 @@ use kafka_config_operator::engine::properties;
 use kafka_config_operator::engine::sources::{SourceData, SourceSet};
 use kafka_config_operator::engine::spec::{
     ConfigFileSource, EnvVar, EnvVarSource, KeyRef, OutputKind, OutputSpec, Role, Scalar,
-    SecretsMode, SmallMap, ToolConfigSpec,
+    SecretsMode, ToolConfigSpec,
 };
 use kafka_config_operator::engine::{Evaluation, Request, evaluate};
 use proptest::prelude::*;
@@ -99,7 +99,7 @@ proptest! {
         });
         spec.properties.insert(
             "producer".into(),
-            SmallMap::from([("custom.token".to_string(), Scalar::Str("prefix-${env.PW}".into()))]),
+            BTreeMap::from([("custom.token".to_string(), Scalar::Str("prefix-${env.PW}".into()))]),
         );
         spec.output = Some(OutputSpec {
             kind: Some(OutputKind::ConfigMap),

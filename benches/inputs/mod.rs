@@ -1,4 +1,4 @@
-//! The benchmark inputs, shared by the criterion benches and the instruction-count profile:
+//! The benchmark inputs, shared by the criterion bench and the paired comparison with the JVM:
 //! a `.properties` file of `n` keys, a KafkaToolConfig reading it with n/10 inline overrides,
 //! and the ConfigMap holding the file. e2e/bench/engine-vs-jvm.sh cuts `properties_file` out of
 //! this file so the JVM parses the same bytes.
@@ -6,9 +6,7 @@
 use std::collections::BTreeMap;
 
 use kafka_config_operator::engine::sources::{SourceData, SourceSet};
-use kafka_config_operator::engine::spec::{
-    ConfigFileSource, KeyRef, Scalar, SmallMap, ToolConfigSpec,
-};
+use kafka_config_operator::engine::spec::{ConfigFileSource, KeyRef, Scalar, ToolConfigSpec};
 use kafka_config_operator::engine::{Evaluation, Request, evaluate};
 
 /// A `.properties` file of `n` keys: real producer keys first, then custom ones.
@@ -36,7 +34,7 @@ pub fn properties_file(n: usize) -> String {
 }
 
 pub fn spec(n: usize) -> ToolConfigSpec {
-    let mut producer = SmallMap::new();
+    let mut producer = BTreeMap::new();
     for i in 0..(n / 10).max(1) {
         producer.insert(
             format!("custom.interceptor.setting.{i}"),
@@ -45,8 +43,8 @@ pub fn spec(n: usize) -> ToolConfigSpec {
     }
     ToolConfigSpec {
         tool: "kafka-console-producer".into(),
-        args: SmallMap::from([("topic".to_string(), Scalar::from("bench"))]),
-        properties: SmallMap::from([("producer".to_string(), producer)]),
+        args: BTreeMap::from([("topic".to_string(), Scalar::from("bench"))]),
+        properties: BTreeMap::from([("producer".to_string(), producer)]),
         config_files: vec![ConfigFileSource {
             config_map_key_ref: Some(KeyRef {
                 name: "base".into(),
@@ -94,8 +92,8 @@ pub fn evaluate_bench(
     ev
 }
 
-/// One size's inputs and the operations the drivers outside criterion time
-/// (`engine_profile`, `engine_paired`); criterion's `engine` bench does not use it.
+/// One size's inputs and the operations the paired driver (`engine_paired`) times; criterion's
+/// `engine` bench does not use it.
 #[allow(dead_code)]
 pub struct Case {
     file: String,

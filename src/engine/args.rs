@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::catalogue::tools::{Applied, Tool, ToolCatalogue, version_at_least};
-use crate::engine::evaluate::RoleView;
+use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::spec::{Role, Scalar, ToolConfigSpec};
 
@@ -161,7 +161,7 @@ pub fn build(
                 .filter(|n| emitted.contains(n))
                 .collect();
             warnings.push(Warning {
-                key: option.key.clone().into(),
+                key: option.key.clone(),
                 role: None,
                 reason: Reason::ConflictingKeys,
                 message: format!(
@@ -170,8 +170,7 @@ pub fn build(
                     group.join(" / --"),
                     chosen.join(", --"),
                     option.key
-                )
-                .into(),
+                ),
             });
             continue;
         }
@@ -182,7 +181,7 @@ pub fn build(
                     args.push(format!("--{}", option.name));
                 } else if option.default.as_ref() != Some(&value.value) {
                     warnings.push(Warning {
-                        key: option.key.clone().into(),
+                        key: option.key.clone(),
                         role: None,
                         reason: Reason::ForcedByTool,
                         message: format!(
@@ -193,7 +192,7 @@ pub fn build(
                             option.name,
                             option.default.as_deref().unwrap_or("its default"),
                             value.source
-                        ).into(),
+                        ),
                     });
                 }
             }

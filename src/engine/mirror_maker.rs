@@ -64,10 +64,10 @@ pub fn resolve_overrides(content: &mut BTreeMap<String, String>, warnings: &mut 
 
 fn warning(key: &str, message: String) -> Warning {
     Warning {
-        key: key.into(),
+        key: key.to_string(),
         role: Some(Role::MirrorMaker),
         reason: Reason::OverrideIgnored,
-        message: message.into(),
+        message,
     }
 }
 

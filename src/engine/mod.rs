@@ -3,21 +3,23 @@
 
 pub mod args;
 pub mod catalogue;
+mod checks;
 pub mod evaluate;
 pub mod globals;
 pub mod layers;
+mod merge;
 pub mod mirror_maker;
+pub mod model;
 pub mod outcome;
 pub mod properties;
 pub mod reference;
 pub mod render;
 pub mod secret;
 pub mod sensitive;
-pub mod small_map;
 pub mod sources;
 pub mod spec;
 pub mod suggest;
-pub mod text_order;
 pub mod validate;
 
-pub use evaluate::{Evaluation, Request, RoleView, evaluate};
+pub use evaluate::evaluate;
+pub use model::{Evaluation, Request, RoleView};

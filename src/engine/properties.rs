@@ -5,7 +5,6 @@
 //! escapes as `Properties.store` does with Unicode escaping on, so the output is pure ASCII and
 //! `load(store(m)) == m` for every map.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// One `key=value` pair read from a file, with the (1-based) line its logical line starts on.
@@ -39,64 +38,14 @@ impl ParseError {
 /// Reads a file as `Properties.load(InputStream)` does; entries come in file order, a later
 /// duplicate key replacing an earlier one is left to the caller (see [`load_map`]).
 pub fn load(bytes: &[u8]) -> Result<Vec<Entry>, ParseError> {
-    // Straight to owned entries: no vector of borrowed ones to convert afterwards.
-    let mut entries = Vec::new();
-    load_bytes(bytes, ascii_text(bytes), |key, value, line| {
-        entries.push(Entry {
-            key: key.into_owned(),
-            value: value.into_owned(),
-            line,
-        });
-    })?;
-    Ok(entries)
-}
-
-/// The input as a `str` when it is ASCII: then ISO-8859-1 and UTF-8 read the same text.
-fn ascii_text(bytes: &[u8]) -> Option<&str> {
-    if bytes.is_ascii() {
-        std::str::from_utf8(bytes).ok()
-    } else {
-        None
-    }
-}
-
-/// [`load`] with the text of keys and values borrowed from `bytes` where it needs no decoding
-/// (ASCII input, no escapes): what the engine reads files with, one allocation per key fewer.
-pub fn load_borrowed(bytes: &[u8]) -> Result<Vec<CowEntry<'_>>, ParseError> {
-    let mut entries = Vec::new();
-    load_bytes(bytes, ascii_text(bytes), |key, value, line| {
-        entries.push(CowEntry { key, value, line });
-    })?;
-    Ok(entries)
-}
-
-/// One `key=value` pair as [`load_borrowed`] reads it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct CowEntry<'a> {
-    pub key: Cow<'a, str>,
-    pub value: Cow<'a, str>,
-    pub line: u32,
-}
-
-fn owned(entries: Vec<CowEntry<'_>>) -> Result<Vec<Entry>, ParseError> {
-    Ok(entries
-        .into_iter()
-        .map(|e| Entry {
-            key: e.key.into_owned(),
-            value: e.value.into_owned(),
-            line: e.line,
-        })
-        .collect())
+    let chars: Vec<char> = bytes.iter().map(|&b| char::from(b)).collect();
+    read(&chars)
 }
 
 /// Reads text that is already decoded (for example a `.properties` value typed in YAML).
 pub fn load_str(text: &str) -> Result<Vec<Entry>, ParseError> {
-    if text.is_ascii() {
-        // ASCII bytes are the same chars in ISO-8859-1: no need to decode.
-        return load(text.as_bytes());
-    }
     let chars: Vec<char> = text.chars().collect();
-    owned(load_units(&chars, None)?)
+    read(&chars)
 }
 
 /// [`load`] into a map, later keys winning, as `Properties` does.
@@ -104,385 +53,23 @@ pub fn load_map(bytes: &[u8]) -> Result<BTreeMap<String, String>, ParseError> {
     Ok(load(bytes)?.into_iter().map(|e| (e.key, e.value)).collect())
 }
 
-/// One input unit: a byte read as ISO-8859-1, or an already decoded char. The reader works on
-/// slices of units so that lines, keys and values are sub-slices of the input, never copies.
-trait Unit: Copy + Eq {
-    fn ch(self) -> char;
-    /// The text of a slice with no escapes in it.
-    fn text(units: &[Self]) -> String {
-        let mut out = String::with_capacity(units.len());
-        Self::push_text(&mut out, units);
-        out
-    }
-    /// Appends the text of a slice with no escapes in it.
-    fn push_text(out: &mut String, units: &[Self]);
-    /// Where the first `\n` or `\r` is (the slice's length when there is none).
-    fn line_end(units: &[Self]) -> usize {
-        units
-            .iter()
-            .position(|u| matches!(u.ch(), '\n' | '\r'))
-            .unwrap_or(units.len())
-    }
-    /// Where the first backslash is, if any.
-    fn backslash(units: &[Self]) -> Option<usize> {
-        units.iter().position(|u| u.ch() == '\\')
-    }
-}
-
-/// Eight bytes of `byte`.
-const fn splat(byte: u8) -> u64 {
-    u64::from_le_bytes([byte; 8])
-}
-
-/// The first byte of `bytes` equal to `a` or `b`, eight bytes per step.
-fn find_either(bytes: &[u8], a: u8, b: u8) -> Option<usize> {
-    let mut chunks = bytes.chunks_exact(8);
-    let mut at = 0;
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let word = u64::from_le_bytes(word);
-        let found = hits(word, [a, b], 0);
-        if found != 0 {
-            return Some(at + (found.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    chunks
-        .remainder()
-        .iter()
-        .position(|&c| c == a || c == b)
-        .map(|i| at + i)
-}
-
-impl Unit for u8 {
-    fn ch(self) -> char {
-        char::from(self)
-    }
-
-    fn line_end(units: &[u8]) -> usize {
-        find_either(units, b'\n', b'\r').unwrap_or(units.len())
-    }
-
-    fn backslash(units: &[u8]) -> Option<usize> {
-        find_either(units, b'\\', b'\\')
-    }
-
-    fn push_text(out: &mut String, units: &[u8]) {
-        match std::str::from_utf8(units) {
-            Ok(ascii) if units.is_ascii() => out.push_str(ascii),
-            _ => out.extend(units.iter().map(|&b| char::from(b))),
-        }
-    }
-}
-
-impl Unit for char {
-    fn ch(self) -> char {
-        self
-    }
-
-    fn push_text(out: &mut String, units: &[char]) {
-        out.extend(units.iter());
-    }
-}
-
-/// Reads `input`; `text` is the same input as a `str` when each unit is the char of its byte (ASCII
-/// bytes), so that parts without escapes can be borrowed from it.
-fn load_units<'a, T: Unit>(
-    input: &'a [T],
-    text: Option<&'a str>,
-) -> Result<Vec<CowEntry<'a>>, ParseError> {
-    let mut reader = LineReader::new(input);
+/// `Properties.load0`: each logical line split into key and value, both unescaped.
+fn read(input: &[char]) -> Result<Vec<Entry>, ParseError> {
+    let mut reader = LineReader {
+        input,
+        pos: 0,
+        line: 1,
+    };
     let mut entries = Vec::new();
-    while let Some((line, offset, start_line)) = reader.read_logical_line() {
-        let (key, value) = key_value(&line, offset, text, start_line)?;
-        entries.push(CowEntry {
-            key,
-            value,
+    while let Some((line, start_line)) = reader.read_logical_line() {
+        let (key_end, value_start) = split_key_value(&line);
+        entries.push(Entry {
+            key: unescape(&line[..key_end], start_line)?,
+            value: unescape(&line[value_start..], start_line)?,
             line: start_line,
         });
     }
     Ok(entries)
-}
-
-/// The key and value of a logical line that starts at `offset` in the input when borrowed.
-fn key_value<'a, T: Unit>(
-    line: &Cow<'a, [T]>,
-    offset: usize,
-    text: Option<&'a str>,
-    start_line: u32,
-) -> Result<(Cow<'a, str>, Cow<'a, str>), ParseError>
-where
-    [T]: ToOwned<Owned = Vec<T>>,
-{
-    let (key_end, value_start) = split_key_value(line);
-    // The line's own text when it is one piece of the input (not joined from continuations).
-    let line_text = match (line, text) {
-        (Cow::Borrowed(units), Some(text)) => text.get(offset..offset + units.len()),
-        _ => None,
-    };
-    let key = unescape_cow(
-        &line[..key_end],
-        line_text.and_then(|t| t.get(..key_end)),
-        start_line,
-    )?;
-    let value = unescape_cow(
-        &line[value_start..],
-        line_text.and_then(|t| t.get(value_start..)),
-        start_line,
-    )?;
-    Ok((key, value))
-}
-
-/// [`load_units`] for bytes, one logical line at a time with word-at-a-time searches: blanks,
-/// comments and lines with no continuation are read here, each line's key and value found in
-/// one pass over it; a continued line or a key with an escape goes through [`LineReader`] and
-/// [`key_value`] (which [`load_units`] uses for every line), from the line's first byte on.
-fn load_bytes<'a>(
-    input: &'a [u8],
-    text: Option<&'a str>,
-    mut emit: impl FnMut(Cow<'a, str>, Cow<'a, str>, u32),
-) -> Result<(), ParseError> {
-    let borrow = |from: usize, to: usize| match text.and_then(|t| t.get(from..to)) {
-        Some(t) => Cow::Borrowed(t),
-        None => Cow::Owned(u8::text(&input[from..to])),
-    };
-    let mut pos = 0;
-    let mut line: u32 = 1;
-    while let Some(&byte) = input.get(pos) {
-        match byte {
-            b' ' | b'\t' | 0x0C => {
-                pos += 1;
-                continue;
-            }
-            b'\n' | b'\r' => {
-                line += ends_line(input, pos);
-                pos += 1;
-                continue;
-            }
-            b'#' | b'!' => {
-                let end = pos + 1 + <u8 as Unit>::line_end(&input[pos + 1..]);
-                if end == input.len() {
-                    break;
-                }
-                line += ends_line(input, end);
-                pos = end + 1;
-                continue;
-            }
-            _ => {}
-        }
-        let first = pos;
-        let key_end = key_end(input, first);
-        let (value_start, end, backslash) = match input.get(key_end) {
-            Some(b'\\') => (0, 0, None),
-            Some(b'\n' | b'\r') | None => (key_end, key_end, None),
-            Some(&sep) => {
-                let value_start = value_start(input, key_end + 1, matches!(sep, b'=' | b':'));
-                let stop = value_start + line_end_or_backslash(&input[value_start..]);
-                if input.get(stop) == Some(&b'\\') {
-                    let end = stop + 1 + <u8 as Unit>::line_end(&input[stop + 1..]);
-                    (value_start, end, Some(stop))
-                } else {
-                    (value_start, stop, None)
-                }
-            }
-        };
-        let continued = backslash.is_some()
-            && input[first..end]
-                .iter()
-                .rev()
-                .take_while(|&&b| b == b'\\')
-                .count()
-                % 2
-                == 1;
-        if input.get(key_end) == Some(&b'\\') || continued {
-            let mut reader = LineReader {
-                input,
-                pos: first,
-                line,
-            };
-            if let Some((logical, offset, start_line)) = reader.read_logical_line() {
-                let (key, value) = key_value(&logical, offset, text, start_line)?;
-                emit(key, value, start_line);
-            }
-            (pos, line) = (reader.pos, reader.line);
-            continue;
-        }
-        let value = match backslash {
-            Some(at) => Cow::Owned(unescape_bytes(
-                &input[value_start..end],
-                text.and_then(|t| t.get(value_start..end)),
-                at - value_start,
-                line,
-            )?),
-            None => borrow(value_start, end),
-        };
-        emit(borrow(first, key_end), value, line);
-        if end < input.len() {
-            line += ends_line(input, end);
-            pos = end + 1;
-        } else {
-            pos = end;
-        }
-    }
-    Ok(())
-}
-
-/// 1 for the line terminator at `at`, 0 for the `\r` of a `\r\n` (counted at its `\n`).
-fn ends_line(input: &[u8], at: usize) -> u32 {
-    u32::from(!(input[at] == b'\r' && input.get(at + 1) == Some(&b'\n')))
-}
-
-/// The high bit of the first byte of `word` equal to one of `targets` or, with `below` over 0,
-/// less than `below` (and of some later bytes: only the lowest is exact). All of them are ASCII,
-/// so the `!v & 0x80` of every test `(v - 0x01..) & !v & 0x80` for a zero byte in
-/// `v = word ^ target` is `!word & 0x80`, computed once.
-#[inline(always)]
-fn hits<const N: usize>(word: u64, targets: [u8; N], below: u8) -> u64 {
-    let mut borrows = if below == 0 {
-        0
-    } else {
-        word.wrapping_sub(splat(below))
-    };
-    for target in targets {
-        borrows |= (word ^ splat(target)).wrapping_sub(splat(0x01));
-    }
-    borrows & !word & splat(0x80)
-}
-
-/// The first byte for which `hits` (a word-wide test, exact for its lowest byte) is set, eight
-/// bytes per step; `bytes.len()` when there is none.
-fn find_word(bytes: &[u8], hits: impl Fn(u64) -> u64) -> usize {
-    let mut chunks = bytes.chunks_exact(8);
-    let mut at = 0;
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let found = hits(u64::from_le_bytes(word));
-        if found != 0 {
-            return at + (found.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    // The last few bytes, padded with a letter no search looks for.
-    let rest = chunks.remainder();
-    let mut word = [b'A'; 8];
-    word[..rest.len()].copy_from_slice(rest);
-    let found = hits(u64::from_le_bytes(word));
-    at + ((found.trailing_zeros() / 8) as usize).min(rest.len())
-}
-
-/// Where a key that starts at `from` stops: its first separator, blank, backslash or line end,
-/// (`input.len()` at the end of the input).
-fn key_end(input: &[u8], mut from: usize) -> usize {
-    loop {
-        // Every byte below `!` is a candidate: blanks and line ends, and control bytes that
-        // are none of them and are skipped.
-        let at = from + find_word(&input[from..], |w| hits(w, [b'=', b':', b'\\'], b'!'));
-        match input.get(at) {
-            Some(b' ' | b'\t' | 0x0C | b'\n' | b'\r' | b'=' | b':' | b'\\') | None => return at,
-            Some(_) => from = at + 1,
-        }
-    }
-}
-
-/// Where the first line terminator or backslash is.
-fn line_end_or_backslash(bytes: &[u8]) -> usize {
-    find_word(bytes, |w| hits(w, [b'\n', b'\r', b'\\'], 0))
-}
-
-/// The value of each hex digit byte, and 0xFF for every other byte.
-const HEX_VALUES: [u8; 256] = {
-    let mut table = [0xFF; 256];
-    let mut digit = 0;
-    while digit < 16 {
-        table[b"0123456789abcdef"[digit] as usize] = digit as u8;
-        table[b"0123456789ABCDEF"[digit] as usize] = digit as u8;
-        digit += 1;
-    }
-    table
-};
-
-/// [`unescape_from`] for bytes (the same results and errors): the runs between escapes copied
-/// whole, `\uXXXX` read through a table.
-fn unescape_bytes(
-    segment: &[u8],
-    text: Option<&str>,
-    first: usize,
-    line: u32,
-) -> Result<String, ParseError> {
-    let push_run =
-        |out: &mut String, from: usize, to: usize| match text.and_then(|t| t.get(from..to)) {
-            Some(run) => out.push_str(run),
-            None => u8::push_text(out, &segment[from..to]),
-        };
-    let mut high: Option<u16> = None;
-    let mut lone: Option<u16> = None;
-    let mut out = String::with_capacity(segment.len());
-    push_run(&mut out, 0, first);
-    // At the top of the loop, `segment[i]` is a backslash.
-    let mut i = first;
-    while i < segment.len() {
-        i += 1;
-        let Some(&escaped) = segment.get(i) else {
-            // A backslash at the very end stands for itself.
-            if let Some(unit) = lone.or(high) {
-                return Err(ParseError::LoneSurrogate { line, unit });
-            }
-            out.push('\\');
-            break;
-        };
-        i += 1;
-        if escaped == b'u' {
-            let Some(&[a, b, c, d]) = segment.get(i..i + 4) else {
-                return Err(ParseError::MalformedUnicodeEscape { line });
-            };
-            let [a, b, c, d] = [a, b, c, d].map(|h| u16::from(HEX_VALUES[usize::from(h)]));
-            if (a | b | c | d) > 0xF {
-                return Err(ParseError::MalformedUnicodeEscape { line });
-            }
-            i += 4;
-            let unit = (a << 12) | (b << 8) | (c << 4) | d;
-            if high.is_none()
-                && lone.is_none()
-                && let Some(ch) = char::from_u32(u32::from(unit))
-            {
-                // Not a surrogate: the char itself, as `push_unit` would add it.
-                out.push(ch);
-            } else if lone.is_none() {
-                match push_unit(&mut out, high, unit) {
-                    Ok(pending) => high = pending,
-                    Err(unit) => {
-                        lone = Some(unit);
-                        high = None;
-                    }
-                }
-            }
-        } else {
-            if let Some(unit) = lone.or(high) {
-                return Err(ParseError::LoneSurrogate { line, unit });
-            }
-            out.push(match escaped {
-                b't' => '\t',
-                b'r' => '\r',
-                b'n' => '\n',
-                b'f' => '\u{c}',
-                other => char::from(other),
-            });
-        }
-        let run = <u8 as Unit>::backslash(&segment[i..]).unwrap_or(segment.len() - i);
-        if run > 0 {
-            if let Some(unit) = lone.or(high) {
-                return Err(ParseError::LoneSurrogate { line, unit });
-            }
-            push_run(&mut out, i, i + run);
-            i += run;
-        }
-    }
-    if let Some(unit) = lone.or(high) {
-        return Err(ParseError::LoneSurrogate { line, unit });
-    }
-    Ok(out)
 }
 
 fn is_blank(c: char) -> bool {
@@ -490,104 +77,34 @@ fn is_blank(c: char) -> bool {
 }
 
 /// `Properties.LineReader`: joins continuation lines, drops comments and blank lines, and
-/// skips leading whitespace of every natural line it reads.
-struct LineReader<'a, T> {
-    input: &'a [T],
+/// skips leading whitespace of every natural line it reads. Also counts lines for messages.
+struct LineReader<'a> {
+    input: &'a [char],
     pos: usize,
     line: u32,
 }
 
-/// The logical line being read: the earlier natural lines of a continued line (copied), then the
-/// current natural line's part as a range of the input (borrowed until a continuation).
-struct LogicalLine<T> {
-    joined: Vec<T>,
-    start: usize,
-    end: usize,
-}
-
-impl<T: Unit> LogicalLine<T> {
-    fn is_empty(&self) -> bool {
-        self.joined.is_empty() && self.start == self.end
-    }
-
-    /// Appends the unit at `at`, which always follows the current part in the input.
-    fn push(&mut self, at: usize) {
-        if self.start == self.end {
-            self.start = at;
-        }
-        debug_assert_eq!(self.end.max(self.start), at);
-        self.end = at + 1;
-    }
-
-    /// Extends the current part (just pushed to) up to `end`, exclusive.
-    fn extend_to(&mut self, end: usize) {
-        self.end = end;
-    }
-
-    /// Drops the last unit: only ever the backslash just pushed.
-    fn pop(&mut self) {
-        if self.end > self.start {
-            self.end -= 1;
-        } else {
-            self.joined.pop();
-        }
-    }
-
-    fn continue_on_next_line(&mut self, input: &[T]) {
-        self.joined.extend_from_slice(&input[self.start..self.end]);
-        self.start = 0;
-        self.end = 0;
-    }
-
-    /// The line, and where in the input it starts when it is borrowed.
-    fn finish(mut self, input: &[T]) -> (Cow<'_, [T]>, usize)
-    where
-        [T]: ToOwned<Owned = Vec<T>>,
-    {
-        if self.joined.is_empty() {
-            (Cow::Borrowed(&input[self.start..self.end]), self.start)
-        } else {
-            self.joined.extend_from_slice(&input[self.start..self.end]);
-            (Cow::Owned(self.joined), 0)
-        }
-    }
-}
-
-impl<'a, T: Unit> LineReader<'a, T> {
-    fn new(input: &'a [T]) -> Self {
-        Self {
-            input,
-            pos: 0,
-            line: 1,
-        }
-    }
-
-    /// JDK 17's `LineReader.readLine`: a `#` or `!` starts a comment whenever the logical line is
-    /// still empty, even after a continuation that added nothing.
-    fn read_logical_line(&mut self) -> Option<(Cow<'a, [T]>, usize, u32)> {
-        let input = self.input;
-        let mut buf = LogicalLine {
-            joined: Vec::new(),
-            start: 0,
-            end: 0,
-        };
+impl LineReader<'_> {
+    /// JDK 17's `LineReader.readLine`, with the line the logical line starts on: a `#` or `!`
+    /// starts a comment whenever the logical line is still empty, even after a continuation that
+    /// added nothing.
+    fn read_logical_line(&mut self) -> Option<(Vec<char>, u32)> {
+        let mut buf: Vec<char> = Vec::new();
         let mut skip_white_space = true;
         let mut appended_line_begin = false;
         let mut preceding_backslash = false;
         let mut skip_lf = false;
         let mut start_line = self.line;
         loop {
-            let Some(&unit) = input.get(self.pos) else {
+            let Some(&c) = self.input.get(self.pos) else {
                 if buf.is_empty() {
                     return None;
                 }
                 if preceding_backslash {
                     buf.pop();
                 }
-                let (line, offset) = buf.finish(input);
-                return Some((line, offset, start_line));
+                return Some((buf, start_line));
             };
-            let c = unit.ch();
             self.pos += 1;
             if skip_lf {
                 skip_lf = false;
@@ -613,7 +130,7 @@ impl<'a, T: Unit> LineReader<'a, T> {
                 if c == '#' || c == '!' {
                     // Consume the rest of the comment line, including its terminator.
                     loop {
-                        let d = input.get(self.pos)?.ch();
+                        let d = *self.input.get(self.pos)?;
                         self.pos += 1;
                         if d == '\r' || d == '\n' {
                             self.count_line_end(d);
@@ -625,21 +142,8 @@ impl<'a, T: Unit> LineReader<'a, T> {
                 }
             }
             if c != '\n' && c != '\r' {
-                let first = self.pos - 1;
-                buf.push(first);
-                // The rest of the natural line up to its terminator joins the line as it is:
-                // a word-at-a-time search instead of the full state machine per character.
-                // Whether the line ends in an escaping backslash is the parity of its trailing
-                // backslashes (a natural line starts with no backslash pending).
-                let end = self.pos + input.get(self.pos..).map_or(0, T::line_end);
-                let trailing = input[first..end]
-                    .iter()
-                    .rev()
-                    .take_while(|u| u.ch() == '\\')
-                    .count();
-                preceding_backslash = trailing % 2 == 1;
-                self.pos = end;
-                buf.extend_to(end);
+                buf.push(c);
+                preceding_backslash = c == '\\' && !preceding_backslash;
                 continue;
             }
             self.count_line_end(c);
@@ -647,32 +151,28 @@ impl<'a, T: Unit> LineReader<'a, T> {
                 skip_white_space = true;
                 continue;
             }
-            if self.pos >= input.len() {
+            if self.pos >= self.input.len() {
                 if preceding_backslash {
                     buf.pop();
                 }
-                let (line, offset) = buf.finish(input);
-                return Some((line, offset, start_line));
+                return Some((buf, start_line));
             }
-            if preceding_backslash {
-                buf.pop();
-                buf.continue_on_next_line(input);
-                skip_white_space = true;
-                appended_line_begin = true;
-                preceding_backslash = false;
-                if c == '\r' {
-                    skip_lf = true;
-                }
-            } else {
-                let (line, offset) = buf.finish(input);
-                return Some((line, offset, start_line));
+            if !preceding_backslash {
+                return Some((buf, start_line));
+            }
+            buf.pop();
+            skip_white_space = true;
+            appended_line_begin = true;
+            preceding_backslash = false;
+            if c == '\r' {
+                skip_lf = true;
             }
         }
     }
 
     /// Line numbers for messages: `\r\n` counts once, as an editor shows it.
     fn count_line_end(&mut self, c: char) {
-        if c == '\r' && self.input.get(self.pos).map(|u| u.ch()) == Some('\n') {
+        if c == '\r' && self.input.get(self.pos) == Some(&'\n') {
             return;
         }
         self.line += 1;
@@ -680,42 +180,28 @@ impl<'a, T: Unit> LineReader<'a, T> {
 }
 
 /// Where the key ends and the value starts in a logical line (`Properties.load0`).
-fn split_key_value<T: Unit>(line: &[T]) -> (usize, usize) {
+fn split_key_value(line: &[char]) -> (usize, usize) {
     let limit = line.len();
-    // Usually the key holds no backslash: it ends at the first separator or blank.
-    if let Some(end) = line
-        .iter()
-        .position(|u| matches!(u.ch(), '=' | ':' | ' ' | '\t' | '\u{c}' | '\\'))
-        && line[end].ch() != '\\'
-    {
-        let has_sep = matches!(line[end].ch(), '=' | ':');
-        return (end, value_start(line, end + 1, has_sep));
-    }
     let mut key_len = 0;
-    let mut after_key = limit;
+    let mut value_start = limit;
     let mut has_sep = false;
     let mut preceding_backslash = false;
     while key_len < limit {
-        let c = line[key_len].ch();
+        let c = line[key_len];
         if (c == '=' || c == ':') && !preceding_backslash {
-            after_key = key_len + 1;
+            value_start = key_len + 1;
             has_sep = true;
             break;
         } else if is_blank(c) && !preceding_backslash {
-            after_key = key_len + 1;
+            value_start = key_len + 1;
             break;
         }
         preceding_backslash = c == '\\' && !preceding_backslash;
         key_len += 1;
     }
-    (key_len, value_start(line, after_key, has_sep))
-}
-
-/// Where the value starts: after the blanks following the key and at most one `=` or `:`
-/// (none more when the key already ended at one).
-fn value_start<T: Unit>(line: &[T], mut at: usize, mut has_sep: bool) -> usize {
-    while at < line.len() {
-        let c = line[at].ch();
+    // The blanks after the key and at most one `=` or `:` (none more when the key ended at one).
+    while value_start < limit {
+        let c = line[value_start];
         if !is_blank(c) {
             if !has_sep && (c == '=' || c == ':') {
                 has_sep = true;
@@ -723,59 +209,33 @@ fn value_start<T: Unit>(line: &[T], mut at: usize, mut has_sep: bool) -> usize {
                 break;
             }
         }
-        at += 1;
+        value_start += 1;
     }
-    at
-}
-
-/// [`unescape`], borrowing `text` (the segment's own text, when known) if there is no escape.
-fn unescape_cow<'a, T: Unit>(
-    segment: &[T],
-    text: Option<&'a str>,
-    line: u32,
-) -> Result<Cow<'a, str>, ParseError> {
-    match T::backslash(segment) {
-        Some(first) => unescape_from(segment, text, first, line).map(Cow::Owned),
-        None => Ok(text.map_or_else(|| Cow::Owned(T::text(segment)), Cow::Borrowed)),
-    }
+    (key_len, value_start)
 }
 
 /// `Properties.loadConvert`: resolves escapes; `\uXXXX` units are joined into UTF-16 pairs.
-/// `first` is where the first backslash is; `text`, when known, is the segment's own text, which
-/// runs without escapes are copied from as they are.
-fn unescape_from<T: Unit>(
-    segment: &[T],
-    text: Option<&str>,
-    first: usize,
-    line: u32,
-) -> Result<String, ParseError> {
-    let push_run =
-        |out: &mut String, from: usize, to: usize| match text.and_then(|t| t.get(from..to)) {
-            Some(run) => out.push_str(run),
-            None => T::push_text(out, &segment[from..to]),
-        };
+fn unescape(segment: &[char], line: u32) -> Result<String, ParseError> {
     // A high surrogate from `\uXXXX` waiting for its low half (only ever the unit just read), and
     // the first lone surrogate of the current run of escapes: reported when the run ends, as
-    // decoding the whole run there did (a malformed escape later in the run wins).
+    // decoding the whole run there would (a malformed escape later in the run wins).
     let mut high: Option<u16> = None;
     let mut lone: Option<u16> = None;
     let mut out = String::with_capacity(segment.len());
-    push_run(&mut out, 0, first);
-    let mut i = first;
+    let mut i = 0;
     while i < segment.len() {
-        let mut c = segment[i].ch();
+        let mut c = segment[i];
         i += 1;
         if c == '\\' && i < segment.len() {
-            c = segment[i].ch();
+            c = segment[i];
             i += 1;
             if c == 'u' {
-                if i + 4 > segment.len() {
-                    return Err(ParseError::MalformedUnicodeEscape { line });
-                }
+                let digits = segment
+                    .get(i..i + 4)
+                    .ok_or(ParseError::MalformedUnicodeEscape { line })?;
                 let mut value: u16 = 0;
-                for h in &segment[i..i + 4] {
+                for h in digits {
                     let digit = h
-                        .ch()
                         .to_digit(16)
                         .ok_or(ParseError::MalformedUnicodeEscape { line })?;
                     value = (value << 4) | digit as u16;
@@ -804,12 +264,6 @@ fn unescape_from<T: Unit>(
             return Err(ParseError::LoneSurrogate { line, unit });
         }
         out.push(c);
-        // Copy the run up to the next backslash in one go.
-        let run = T::backslash(&segment[i..]).unwrap_or(segment.len() - i);
-        if run > 0 {
-            push_run(&mut out, i, i + run);
-            i += run;
-        }
     }
     if let Some(unit) = lone.or(high) {
         return Err(ParseError::LoneSurrogate { line, unit });
@@ -865,87 +319,12 @@ pub fn store_entry(out: &mut String, key: &str, value: &str) {
     out.push('\n');
 }
 
-/// Bytes `Properties.saveConvert` writes as they are (`space` says whether a space is one of them:
-/// it is in values, except first, and never in keys).
-const fn plain_bytes(space: bool) -> [bool; 256] {
-    let mut table = [false; 256];
-    let mut byte = b'!';
-    while byte <= b'~' {
-        table[byte as usize] = !matches!(byte, b'=' | b':' | b'#' | b'!' | b'\\');
-        byte += 1;
-    }
-    table[b' ' as usize] = space;
-    table
-}
-
-const KEY_PLAIN: [bool; 256] = plain_bytes(false);
-const VALUE_PLAIN: [bool; 256] = plain_bytes(true);
-
 /// `Properties.saveConvert` with `escapeUnicode = true`.
 fn escape_into(out: &mut String, text: &str, is_key: bool) {
-    let bytes = text.as_bytes();
-    let plain = if is_key { &KEY_PLAIN } else { &VALUE_PLAIN };
-    out.reserve(bytes.len());
-    let mut at = 0;
-    // A value's leading space is escaped (it would be skipped on reading); later ones are not.
-    if !is_key && bytes.first() == Some(&b' ') {
-        out.push_str("\\ ");
-        at = 1;
-    }
-    loop {
-        // Runs of bytes written as they are go out in one copy, found with one table lookup per
-        // byte; a run ends at an ASCII byte to escape or at the first byte of a non-ASCII char,
-        // both char boundaries.
-        let run_start = at;
-        // Eight bytes per step without a branch per byte, then byte by byte to the run's end.
-        while let Some(chunk) = bytes.get(at..at + 8)
-            && chunk
-                .iter()
-                .fold(true, |all, &b| all & plain[usize::from(b)])
-        {
-            at += 8;
-        }
-        while at < bytes.len() && plain[usize::from(bytes[at])] {
-            at += 1;
-        }
-        out.push_str(&text[run_start..at]);
-        let Some(&byte) = bytes.get(at) else {
-            return;
-        };
-        if byte.is_ascii() {
-            match byte {
-                b'\\' => out.push_str("\\\\"),
-                b' ' => out.push_str("\\ "),
-                b'\t' => out.push_str("\\t"),
-                b'\n' => out.push_str("\\n"),
-                b'\r' => out.push_str("\\r"),
-                0x0C => out.push_str("\\f"),
-                b'=' | b':' | b'#' | b'!' => {
-                    out.push('\\');
-                    out.push(char::from(byte));
-                }
-                _ => push_unicode_escape(out, u16::from(byte)),
-            }
-            at += 1;
-            continue;
-        }
-        let Some(c) = text[at..].chars().next() else {
-            return;
-        };
-        let mut units = [0u16; 2];
-        for unit in c.encode_utf16(&mut units) {
-            push_unicode_escape(out, *unit);
-        }
-        at += c.len_utf8();
-    }
-}
-
-/// The escaping of [`escape_into`] as it was first written, byte by byte: the reference the
-/// table-driven version is compared with.
-#[cfg(test)]
-fn escape_reference(out: &mut String, text: &str, is_key: bool) {
     for (at, c) in text.char_indices() {
         match c {
+            // A value's leading space is escaped (it would be skipped on reading); later ones
+            // are not.
             ' ' if at == 0 || is_key => out.push_str("\\ "),
             '\\' => out.push_str("\\\\"),
             '\t' => out.push_str("\\t"),
@@ -1088,80 +467,6 @@ mod tests {
         let stored = store([("a", "x\nb=evil\r\nc:d")]);
         assert_eq!(stored.lines().count(), 1);
         assert_eq!(pairs(&stored), vec![p("a", "x\nb=evil\r\nc:d")]);
-    }
-
-    proptest::proptest! {
-        /// Borrowing text from ASCII input must read exactly what decoding every part reads: the
-        /// same file through byte units without the input's text, and through decoded chars.
-        #[test]
-        fn borrowed_reading_matches_decoding_every_part(
-            bytes in proptest::collection::vec(
-                proptest::sample::select(b"ab=: \t\x0c\\\r\n#!u0D8E9\xe9".to_vec()),
-                0..64,
-            )
-        ) {
-            let decoded = |result: Result<Vec<CowEntry<'_>>, ParseError>| {
-                result.map(|entries| {
-                    entries
-                        .into_iter()
-                        .map(|e| (e.key.into_owned(), e.value.into_owned(), e.line))
-                        .collect::<Vec<_>>()
-                })
-            };
-            let borrowed = decoded(load_borrowed(&bytes));
-            proptest::prop_assert_eq!(&borrowed, &decoded(load_units(&bytes, None)));
-            let chars: Vec<char> = bytes.iter().map(|&b| char::from(b)).collect();
-            proptest::prop_assert_eq!(&borrowed, &decoded(load_units(&chars, None)));
-        }
-
-        /// The byte reader's own searches against [`load_units`], on files built from the pieces
-        /// its fast paths and fallbacks turn on.
-        #[test]
-        fn the_byte_reader_matches_the_reference_reader(
-            pieces in proptest::collection::vec(
-                proptest::sample::select(vec![
-                    "k", "key.name", "=", ":", " ", "\t", "\x0c", "\n", "\r", "\r\n", "\\",
-                    "\\\n", "\\\r\n", "\\\\", "#", "!", "\\u00e9", "\\uD83D", "\\uDE00",
-                    "\\u12", "\\uZZZZ", "\\n", "\\ ", "\u{e9}", "\x00", "\x0b", "\x1f", "\x7f",
-                    "value with spaces and more", "0123456789abcdef",
-                    // Each search target with its high bit set.
-                    "\u{8a}", "\u{8d}", "\u{dc}", "\u{bd}", "\u{ba}", "\u{a0}", "\u{a1}", "\u{a3}",
-                    "\u{80}", "\u{ff}",
-                ]),
-                0..40,
-            )
-        ) {
-            let text: String = pieces.concat();
-            let bytes: Vec<u8> = text.chars().map(|c| c as u8).collect();
-            let read = |result: Result<Vec<CowEntry<'_>>, ParseError>| {
-                result.map(|entries| {
-                    entries
-                        .into_iter()
-                        .map(|e| (e.key.into_owned(), e.value.into_owned(), e.line))
-                        .collect::<Vec<_>>()
-                })
-            };
-            let reference = read(load_units(&bytes, None));
-            proptest::prop_assert_eq!(&read(load_borrowed(&bytes)), &reference);
-            let owned = load(&bytes).map(|entries| {
-                entries.into_iter().map(|e| (e.key, e.value, e.line)).collect::<Vec<_>>()
-            });
-            proptest::prop_assert_eq!(&owned, &reference);
-            if text.is_ascii() {
-                proptest::prop_assert_eq!(&load_str(&text), &load(&bytes));
-            }
-        }
-
-        #[test]
-        fn escaping_matches_the_char_by_char_reference(
-            text in "(\\PC|[ \t\r\n\u{c}\u{0}\u{7f}=:#!\\\\\u{e9}\u{1F600}]){0,24}",
-            is_key: bool,
-        ) {
-            let (mut fast, mut reference) = (String::from("x"), String::from("x"));
-            escape_into(&mut fast, &text, is_key);
-            escape_reference(&mut reference, &text, is_key);
-            proptest::prop_assert_eq!(fast, reference);
-        }
     }
 
     #[test]

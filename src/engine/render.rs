@@ -3,15 +3,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::engine::args;
-use crate::engine::catalogue::configs::{ConfigCatalogue, ConfigKey};
+use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::catalogue::tools::Tool;
-use crate::engine::evaluate::{KeyDefs, Request, RoleView, defs_for, file_contribution};
 use crate::engine::layers::{Contribution, SecretOrigin};
 use crate::engine::mirror_maker;
+pub use crate::engine::model::{Rendered, SecretMount};
+use crate::engine::model::{Request, RoleView};
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::properties;
 use crate::engine::sensitive;
@@ -31,36 +31,7 @@ pub const FILE_PROVIDER: (&str, &str) = (
     "org.apache.kafka.common.config.provider.FileConfigProvider",
 );
 
-/// A Secret the workload must mount for `output.secrets: Deferred`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SecretMount {
-    pub secret: String,
-    pub mount_path: String,
-}
-
-/// The output object's content. `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Rendered {
-    pub kind: OutputKind,
-    pub name: String,
-    /// File name → content (`producer.properties`, `tool.args`).
-    pub files: BTreeMap<String, String>,
-    /// `sha256:<hex>` of the files (and, when Deferred, of the referenced Secret data).
-    pub hash: String,
-    pub secret_mounts: Vec<SecretMount>,
-}
-
 /// The files of a tool: a file name and the roles it serves.
-impl Rendered {
-    pub fn kind_str(&self) -> &'static str {
-        match self.kind {
-            OutputKind::ConfigMap => "ConfigMap",
-            OutputKind::Secret => "Secret",
-        }
-    }
-}
-
 pub fn file_layout(tool: &Tool, roles: &[Role]) -> Vec<(String, Vec<Role>)> {
     if tool.shares_one_file() {
         return vec![("client.properties".to_string(), roles.to_vec())];
@@ -81,7 +52,6 @@ pub fn render(
     req: &Request<'_>,
     tool: &Tool,
     views: &BTreeMap<Role, RoleView>,
-    defs: &BTreeMap<Role, KeyDefs>,
     warnings: &mut Vec<Warning>,
 ) -> Result<Rendered, Vec<Problem>> {
     let output = req.spec.output();
@@ -96,43 +66,6 @@ pub fn render(
     let mut paths = Vec::new();
 
     for (file_name, file_roles) in file_layout(tool, &roles) {
-        // One role's file with nothing added or rewritten (the usual case): its entries are
-        // already sorted and unique, so they are written straight into the file.
-        if let [role] = file_roles[..]
-            && role != Role::MirrorMaker
-            && !deferred
-            && output.render_defaults != Some(true)
-        {
-            let mut text = String::new();
-            if let Some(view) = views.get(&role) {
-                // The file's size unescaped, plus room for some escapes.
-                let size: usize = view
-                    .keys
-                    .iter()
-                    .map(|(k, p)| k.len() + p.chain.first().map_or(0, |c| c.value.len()) + 2)
-                    .sum();
-                text.reserve(size + size / 4);
-                let mut providers: Option<BTreeSet<String>> = None;
-                let role_defs = defs_for(role, view, defs);
-                for (key, contribution, def) in entries(view, &role_defs) {
-                    let value = contribution.value.as_str();
-                    let secret_material = contribution.is_secret_sourced()
-                        || (sensitive::is_password_key_defined(def, key)
-                            && !value.is_empty()
-                            && !sensitive::has_provider_reference(
-                                value,
-                                providers.get_or_insert_with(|| provider_names_with(view, false)),
-                            ));
-                    if secret_material {
-                        sensitive_keys.insert(format!("{file_name}: {key}"));
-                    }
-                    properties::store_entry(&mut text, key, value);
-                }
-            }
-            paths.push(format!("{mount_path}/{file_name}"));
-            files.insert(file_name, text);
-            continue;
-        }
         let mut content: BTreeMap<String, String> = BTreeMap::new();
         let mut owner: BTreeMap<String, Role> = BTreeMap::new();
         let mut uses_dir = false;
@@ -141,8 +74,7 @@ pub fn render(
             let Some(view) = views.get(role) else {
                 continue;
             };
-            let role_defs = defs_for(*role, view, defs);
-            for (key, contribution, def) in entries(view, &role_defs) {
+            for (key, contribution) in view.file_entries() {
                 let value = if deferred {
                     match defer(contribution, &mount_path) {
                         Some((value, secrets, dir, file)) => {
@@ -163,7 +95,7 @@ pub fn render(
                     contribution.value.clone()
                 };
                 let secret_material = (!deferred && contribution.is_secret_sourced())
-                    || (sensitive::is_password_key_defined(def, key)
+                    || (sensitive::is_password_key(*role, key)
                         && !value.is_empty()
                         && !sensitive::has_provider_reference(
                             &value,
@@ -261,18 +193,6 @@ pub fn render(
     })
 }
 
-/// A view's entries that go into its file, with each key's definition (for "is it a password")
-/// as the evaluation looked it up.
-fn entries<'v>(
-    view: &'v RoleView,
-    defs: &'v [Option<&'static ConfigKey>],
-) -> impl Iterator<Item = (&'v str, &'v Contribution, Option<&'static ConfigKey>)> {
-    view.keys
-        .values()
-        .zip(defs.iter().copied())
-        .filter_map(|(p, def)| file_contribution(p).map(|c| (p.key.as_str(), c, def)))
-}
-
 fn provider_names_with(view: &RoleView, deferred: bool) -> BTreeSet<String> {
     let mut names = view.providers.clone();
     if deferred {
@@ -289,7 +209,7 @@ fn defer(
     contribution: &Contribution,
     mount_path: &str,
 ) -> Option<(String, Vec<(String, String)>, bool, bool)> {
-    match contribution.secret.as_deref()? {
+    match contribution.secret.as_ref()? {
         SecretOrigin::File {
             secret,
             file_key,

@@ -13,13 +13,12 @@
 //! is moved into a type not listed here, serde's and the Kubernetes client's own buffers) are not:
 //! zeroising is a best effort that shortens how long a secret lingers, not a guarantee.
 
-use std::borrow::Cow;
 use std::fmt;
 
 use zeroize::Zeroize;
 
 use crate::engine::layers::Contribution;
-use crate::engine::properties::{CowEntry, Entry};
+use crate::engine::properties::Entry;
 use crate::engine::reference::{Binding, Resolved};
 use crate::engine::render::Rendered;
 use crate::engine::sensitive::REDACTED;
@@ -69,26 +68,15 @@ impl Drop for SourceData {
 
 impl fmt::Debug for Entry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        entry_debug(f, "Entry", &self.key, self.line)
+        f.debug_struct("Entry")
+            .field("key", &self.key)
+            .field("value", &Redacted)
+            .field("line", &self.line)
+            .finish()
     }
 }
 
-impl fmt::Debug for CowEntry<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        entry_debug(f, "CowEntry", &self.key, self.line)
-    }
-}
-
-/// A parsed `key=value` pair with its value redacted, for both entry types.
-fn entry_debug(f: &mut fmt::Formatter<'_>, name: &str, key: &str, line: u32) -> fmt::Result {
-    f.debug_struct(name)
-        .field("key", &key)
-        .field("value", &Redacted)
-        .field("line", &line)
-        .finish()
-}
-
-impl fmt::Debug for LoadedFile<'_> {
+impl fmt::Debug for LoadedFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LoadedFile")
             .field("index", &self.index)
@@ -100,14 +88,11 @@ impl fmt::Debug for LoadedFile<'_> {
     }
 }
 
-impl Drop for LoadedFile<'_> {
+impl Drop for LoadedFile {
     fn drop(&mut self) {
         if self.kind == SourceKind::Secret {
             for entry in &mut self.entries {
-                // A borrowed value is the Secret's own data (zeroed with it); a decoded one is a copy.
-                if let Cow::Owned(value) = &mut entry.value {
-                    value.zeroize();
-                }
+                entry.value.zeroize();
             }
         }
     }
@@ -283,11 +268,11 @@ mod tests {
     fn contribution_debug_hides_values() {
         let mut contribution = Contribution::new(Layer::Properties, "properties.producer", CANARY);
         assert_hidden("Contribution", &contribution);
-        contribution.secret = Some(Box::new(SecretOrigin::File {
+        contribution.secret = Some(SecretOrigin::File {
             secret: "kafka-sasl".into(),
             file_key: "sasl.properties".into(),
             property: "ssl.key.password".into(),
-        }));
+        });
         assert_hidden("secret Contribution", &contribution);
         assert!(format!("{contribution:?}").contains("properties.producer"));
     }

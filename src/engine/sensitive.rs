@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::engine::catalogue::configs::{ConfigCatalogue, ConfigKey};
+use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::spec::Role;
 
 /// Suffixes of PASSWORD-typed keys under prefixes (`listener.name.x.sasl.jaas.config`, …).
@@ -22,26 +22,8 @@ const PASSWORD_SUFFIXES: &[&str] = &[
 ];
 
 pub fn is_password_key(role: Role, key: &str) -> bool {
-    is_password_key_defined(ConfigCatalogue::get().key(role, key), key)
-}
-
-/// [`is_password_key`] for a key whose definition in the role's config set was already looked
-/// up (`def`: what `ConfigCatalogue::key(role, key)` gives).
-pub fn is_password_key_defined(def: Option<&ConfigKey>, key: &str) -> bool {
-    if let Some(def) = def {
+    if let Some(def) = ConfigCatalogue::get().key(role, key) {
         return def.is_password();
-    }
-    // Every suffix, and `.password`, ends in one of these segments: a key whose last segment is
-    // none of them (most keys) needs no suffix comparisons.
-    let last = match key.as_bytes().iter().rposition(|&b| b == b'.') {
-        Some(dot) => key.get(dot + 1..).unwrap_or(key),
-        None => key,
-    };
-    if !matches!(
-        last,
-        "config" | "password" | "key" | "chain" | "certificates" | "secret" | "passphrase"
-    ) {
-        return false;
     }
     PASSWORD_SUFFIXES.iter().any(|suffix| {
         key.strip_suffix(suffix)
@@ -74,7 +56,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_suffix_ends_in_a_segment_the_fast_check_lets_through() {
+    fn prefixed_password_suffixes_and_dot_password_are_passwords() {
         for suffix in PASSWORD_SUFFIXES {
             assert!(is_password_key(Role::Producer, &format!("x.{suffix}")));
         }

@@ -2,9 +2,8 @@
 //! Secrets of the config's own namespace.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use crate::engine::outcome::{Problem, Reason, Text, Warning};
+use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::properties;
 use crate::engine::reference::{Binding, BindingOrigin, Bindings};
 use crate::engine::spec::{KeyRef, ToolConfigSpec};
@@ -174,32 +173,31 @@ fn fetch<'s>(
 }
 
 /// A parsed configuration file. `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
-/// Keys and values without escapes are borrowed from the source's bytes.
 #[derive(Clone)]
-pub struct LoadedFile<'s> {
+pub struct LoadedFile {
     pub index: usize,
     pub kind: SourceKind,
     pub object: String,
     pub key: String,
-    pub entries: Vec<properties::CowEntry<'s>>,
+    pub entries: Vec<properties::Entry>,
 }
 
-impl LoadedFile<'_> {
-    /// `configFiles[0] base-client/client.properties`: the label every entry's [`Source`] shares.
-    pub fn source_file(&self) -> Arc<str> {
-        format!("configFiles[{}] {}/{}", self.index, self.object, self.key).into()
+impl LoadedFile {
+    /// `configFiles[0] base-client/client.properties`: what its entries' sources start with.
+    pub fn source_file(&self) -> String {
+        format!("configFiles[{}] {}/{}", self.index, self.object, self.key)
     }
 }
 
 /// Loads every `spec.configFiles` entry; problems are collected, not short-circuited, so one
 /// status names every missing source at once.
-pub fn load_files<'s>(
+pub fn load_files(
     spec: &ToolConfigSpec,
     namespace: &str,
-    sources: &'s dyn Sources,
+    sources: &dyn Sources,
     problems: &mut Vec<Problem>,
     warnings: &mut Vec<Warning>,
-) -> Vec<LoadedFile<'s>> {
+) -> Vec<LoadedFile> {
     let mut files = Vec::new();
     for (index, file) in spec.config_files.iter().enumerate() {
         let (kind, key_ref, field) = match (&file.config_map_key_ref, &file.secret_key_ref) {
@@ -232,7 +230,7 @@ pub fn load_files<'s>(
         };
         if !bytes.is_ascii() {
             warnings.push(Warning {
-                key: Text::default(),
+                key: String::new(),
                 role: None,
                 reason: Reason::NonAsciiInFile,
                 message: format!(
@@ -241,11 +239,10 @@ pub fn load_files<'s>(
                     kind.as_str(),
                     key_ref.name,
                     key_ref.key
-                )
-                .into(),
+                ),
             });
         }
-        match properties::load_borrowed(bytes) {
+        match properties::load(bytes) {
             Ok(entries) => files.push(LoadedFile {
                 index,
                 kind,

@@ -9,7 +9,6 @@ use std::fmt;
 
 use schemars::JsonSchema;
 
-pub use crate::engine::small_map::SmallMap;
 use serde::{Deserialize, Serialize};
 
 /// A client role: which Kafka client (or server) a file configures.
@@ -111,7 +110,7 @@ impl JsonSchema for Scalar {
 
 /// `key: value` maps by role: `common` applies to every role of the tool; a role's own entry
 /// beats `common` inside the same layer.
-pub type RoleProperties = SmallMap<SmallMap<Scalar>>;
+pub type RoleProperties = BTreeMap<String, BTreeMap<String, Scalar>>;
 
 /// The name of the role-independent entry in [`RoleProperties`].
 pub const COMMON: &str = "common";
@@ -334,14 +333,14 @@ pub struct ToolConfigSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kafka_version: Option<String>,
     /// Layer 5: command-line arguments, by option name without dashes (`bootstrap-server`).
-    #[serde(default, skip_serializing_if = "SmallMap::is_empty")]
-    pub args: SmallMap<Scalar>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub args: BTreeMap<String, Scalar>,
     /// Words passed to the tool after the options (sub-commands and action flags such as
     /// `--list`), one argument each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra_args: Vec<String>,
     /// Layer 4: key=value properties, by role (or `common`).
-    #[serde(default, skip_serializing_if = "SmallMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub properties: RoleProperties,
     /// Layer 3: `.properties` files, in order; later files win.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -496,10 +495,10 @@ pub struct GlobalClientDefaultsSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<GlobalSelector>,
     /// Layer 1: defaults below everything a namespace writes.
-    #[serde(default, skip_serializing_if = "SmallMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub defaults: RoleProperties,
     /// Layer 6: fixed settings that beat everything a namespace writes.
-    #[serde(default, skip_serializing_if = "SmallMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub enforced: RoleProperties,
     /// What a KafkaToolConfig may set.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -4,11 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use crate::engine::suggest::Candidates;
-
 use serde::Deserialize;
 
 use crate::engine::spec::Role;
+use crate::engine::suggest;
 
 const CONFIGS_JSON: &str = include_str!("../../../catalogue/kafka-configs.json");
 
@@ -148,89 +147,17 @@ struct CatalogueFile {
 pub struct ConfigSet {
     pub source: String,
     pub keys: BTreeMap<String, ConfigKey>,
-    /// The keys prepared for did-you-mean, built on first use.
-    candidates: OnceLock<Candidates<'static>>,
-    /// The keys hashed for lookups, built on first use: every key of every rendered file is
-    /// looked up several times (validation, Kafka's default, is it a password), and a hash probe
-    /// costs a fraction of the string comparisons of a tree walk.
-    table: OnceLock<KeyTable>,
-}
-
-/// Open addressing over the set's keys (linear probing, at most half full). Each slot keeps its
-/// key's full hash, so a probe past another key compares two integers instead of reading that
-/// key's name (most lookups are of keys the catalogue does not have: custom and plugin keys).
-#[derive(Debug)]
-struct KeyTable {
-    slots: Vec<Option<(u64, &'static ConfigKey)>>,
-    mask: usize,
-}
-
-impl KeyTable {
-    fn new(keys: impl ExactSizeIterator<Item = &'static ConfigKey>) -> Self {
-        let capacity = (keys.len() * 2).next_power_of_two().max(8);
-        let mask = capacity - 1;
-        let mut slots = vec![None; capacity];
-        for key in keys {
-            let hash = key_hash(&key.name);
-            let mut at = hash as usize & mask;
-            while slots[at].is_some() {
-                at = (at + 1) & mask;
-            }
-            slots[at] = Some((hash, key));
-        }
-        Self { slots, mask }
-    }
-
-    fn get(&self, name: &str) -> Option<&'static ConfigKey> {
-        let hash = key_hash(name);
-        let mut at = hash as usize & self.mask;
-        loop {
-            match self.slots.get(at).copied().flatten() {
-                None => return None,
-                Some((slot_hash, key)) if slot_hash == hash && key.name == name => {
-                    return Some(key);
-                }
-                Some(_) => at = (at + 1) & self.mask,
-            }
-        }
-    }
-}
-
-/// A multiply-rotate hash over eight bytes at a time (the catalogue is fixed, so no defence
-/// against chosen collisions is needed; a user's keys can only make a probe longer).
-fn key_hash(name: &str) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let bytes = name.as_bytes();
-    let mut hash = bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        hash = (hash.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut word = [0u8; 8];
-        word[..rest.len()].copy_from_slice(rest);
-        hash = (hash.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
-    }
-    // The high bits are the well-mixed ones.
-    hash ^ (hash >> 32)
 }
 
 impl ConfigSet {
-    /// The definition of `name`, if this set has one (the same as `keys.get(name)`, faster).
-    pub fn get(&'static self, name: &str) -> Option<&'static ConfigKey> {
-        self.table
-            .get_or_init(|| KeyTable::new(self.keys.values()))
-            .get(name)
+    /// The definition of `name`, if this set has one.
+    pub fn get(&self, name: &str) -> Option<&ConfigKey> {
+        self.keys.get(name)
     }
 
     /// The key an unknown key was most likely meant to be.
-    pub fn closest_key(&'static self, unknown: &str) -> Option<&'static str> {
-        self.candidates
-            .get_or_init(|| Candidates::new(self.keys.keys().map(String::as_str)))
-            .closest(unknown)
+    pub fn closest_key(&self, unknown: &str) -> Option<&str> {
+        suggest::closest(unknown, self.keys.keys().map(String::as_str))
     }
 }
 
@@ -238,8 +165,6 @@ impl ConfigSet {
 pub struct ConfigCatalogue {
     pub kafka_version: String,
     pub sets: BTreeMap<String, ConfigSet>,
-    /// `set_for` of every role, in `Role::ALL` order, resolved on first use.
-    by_role: OnceLock<[Option<&'static ConfigSet>; 7]>,
 }
 
 impl ConfigCatalogue {
@@ -250,7 +175,6 @@ impl ConfigCatalogue {
             let file: CatalogueFile = serde_json::from_str(CONFIGS_JSON)
                 .unwrap_or_else(|e| panic!("catalogue/kafka-configs.json is invalid: {e}"));
             ConfigCatalogue {
-                by_role: OnceLock::new(),
                 kafka_version: file.kafka_version,
                 sets: file
                     .sets
@@ -262,8 +186,6 @@ impl ConfigCatalogue {
                             ConfigSet {
                                 source: set.source.unwrap_or_default(),
                                 keys,
-                                candidates: OnceLock::new(),
-                                table: OnceLock::new(),
                             },
                         )
                     })
@@ -273,17 +195,7 @@ impl ConfigCatalogue {
     }
 
     /// The config set a role's file is read by.
-    pub fn set_for(&'static self, role: Role) -> Option<&'static ConfigSet> {
-        let by_role = self
-            .by_role
-            .get_or_init(|| Role::ALL.map(|role| self.find_set(role)));
-        match Role::ALL.iter().position(|r| *r == role) {
-            Some(at) => by_role[at],
-            None => self.find_set(role),
-        }
-    }
-
-    fn find_set(&self, role: Role) -> Option<&ConfigSet> {
+    pub fn set_for(&self, role: Role) -> Option<&ConfigSet> {
         let candidates: &[&str] = match role {
             Role::Producer => &["producer"],
             Role::Consumer => &["consumer"],
@@ -296,30 +208,7 @@ impl ConfigCatalogue {
         candidates.iter().find_map(|name| self.sets.get(*name))
     }
 
-    pub fn key(&'static self, role: Role, key: &str) -> Option<&'static ConfigKey> {
+    pub fn key(&self, role: Role, key: &str) -> Option<&ConfigKey> {
         self.set_for(role).and_then(|set| set.get(key))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ConfigCatalogue;
-
-    #[test]
-    fn the_hash_table_finds_exactly_the_keys_of_each_set() {
-        let catalogue = ConfigCatalogue::get();
-        for set in catalogue.sets.values() {
-            for (name, key) in &set.keys {
-                assert!(std::ptr::eq(set.get(name).expect(name), key), "{name}");
-                for unknown in [
-                    format!("{name}x"),
-                    format!("x{name}"),
-                    name[1..].to_string(),
-                ] {
-                    assert_eq!(set.get(&unknown).is_some(), set.keys.contains_key(&unknown));
-                }
-            }
-            assert!(set.get("").is_none() && set.get("custom.interceptor.setting.7").is_none());
-        }
     }
 }

@@ -3,11 +3,10 @@
 //! argument groups, its defaults and the values it forces.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use crate::engine::layers::Source;
 use crate::engine::spec::Role;
 
 const TOOLS_YAML: &str = include_str!("../../../catalogue/tools.yaml");
@@ -49,22 +48,6 @@ pub struct ToolOption {
     /// The tool uses the option only when another key has a given value.
     #[serde(default)]
     pub only_when: Option<OnlyWhen>,
-    #[serde(skip)]
-    labels: OptionLabels,
-}
-
-/// The source labels of an option's values, written once per process: every evaluation of the
-/// tool formatted and allocated them again.
-#[derive(Debug, Clone, Default)]
-struct OptionLabels {
-    default: OnceLock<Arc<str>>,
-    args: OnceLock<Arc<str>>,
-    forced: OnceLock<Arc<str>>,
-}
-
-/// `label`, made by `make` the first time.
-fn label(cell: &OnceLock<Arc<str>>, make: impl FnOnce() -> String) -> Source {
-    Source::shared(cell.get_or_init(|| make().into()))
 }
 
 /// A condition on another key's merged value, compared case-insensitively.
@@ -95,20 +78,18 @@ impl ToolOption {
     }
 
     /// `--NAME default`: the source of the option's default.
-    pub fn default_label(&self) -> Source {
-        label(&self.labels.default, || format!("--{} default", self.name))
+    pub fn default_label(&self) -> String {
+        format!("--{} default", self.name)
     }
 
     /// `args.NAME`: the source of the value `spec.args` gives the option.
-    pub fn args_label(&self) -> Source {
-        label(&self.labels.args, || format!("args.{}", self.name))
+    pub fn args_label(&self) -> String {
+        format!("args.{}", self.name)
     }
 
     /// `--NAME (forced by TOOL)`, `tool` being the option's own tool.
-    pub fn forced_label(&self, tool: &str) -> Source {
-        label(&self.labels.forced, || {
-            format!("--{} (forced by {tool})", self.name)
-        })
+    pub fn forced_label(&self, tool: &str) -> String {
+        format!("--{} (forced by {tool})", self.name)
     }
 }
 
@@ -152,26 +133,17 @@ pub struct Tool {
     /// Keys a GlobalClientDefaults may not enforce (the global broker config's protected list).
     #[serde(default)]
     pub local_only_keys: Vec<String>,
-    #[serde(skip)]
-    labels: ToolLabels,
-}
-
-/// The source labels of a tool's own values, written once per process.
-#[derive(Debug, Clone, Default)]
-struct ToolLabels {
-    default: OnceLock<Arc<str>>,
-    forced: OnceLock<Arc<str>>,
 }
 
 impl Tool {
     /// `TOOL default`: the source of the tool's defaults.
-    pub fn default_label(&self) -> Source {
-        label(&self.labels.default, || format!("{} default", self.name))
+    pub fn default_label(&self) -> String {
+        format!("{} default", self.name)
     }
 
     /// `forced by TOOL`: the source of the values the tool forces.
-    pub fn forced_label(&self) -> Source {
-        label(&self.labels.forced, || format!("forced by {}", self.name))
+    pub fn forced_label(&self) -> String {
+        format!("forced by {}", self.name)
     }
 
     pub fn option(&self, name: &str) -> Option<&ToolOption> {

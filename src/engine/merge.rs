@@ -1,0 +1,461 @@
+//! Layers → references: every layer's raw values for a role, lowest precedence first, then each
+//! key's provenance chain with its references resolved. Also the two changes the operator makes
+//! to merged views (one connection key, Deferred's config providers).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::engine::catalogue::configs::ConfigCatalogue;
+use crate::engine::catalogue::tools::{Applied, OnlyWhen, Tool, ToolOption};
+use crate::engine::globals::{GlobalDefaults, role_entries};
+use crate::engine::layers::{Contribution, Layer, Provenance, SecretOrigin};
+use crate::engine::model::RoleView;
+use crate::engine::outcome::{Problem, Reason, Warning};
+use crate::engine::reference::{self, Bindings, Mode, ReferenceError};
+use crate::engine::render::{DIRECTORY_PROVIDER, FILE_PROVIDER};
+use crate::engine::sources::{LoadedFile, SourceKind};
+use crate::engine::spec::{Precedence, Role, Scalar, ToolConfigSpec, properties_label};
+
+/// A value before references are resolved.
+pub(crate) struct Raw<'a> {
+    key: &'a str,
+    layer: Layer,
+    source: String,
+    text: String,
+    file_secret: Option<(&'a str, &'a str)>,
+    /// Set for values an option contributes only under a condition (`onlyWhen`).
+    only_when: Option<&'a OnlyWhen>,
+}
+
+/// The value an option puts into its key when given as `value`, or `None` when it puts nothing.
+pub fn option_value(option: &ToolOption, value: &Scalar) -> Result<Option<String>, String> {
+    if let Some(flag_value) = &option.flag {
+        return match value {
+            Scalar::Bool(true) => Ok(Some(flag_value.clone())),
+            Scalar::Bool(false) => Ok(None),
+            Scalar::Str(s) if s == "true" || s.is_empty() => Ok(Some(flag_value.clone())),
+            Scalar::Str(s) if s == "false" => Ok(None),
+            _ => Err(format!("--{} is a flag: use true or false", option.name)),
+        };
+    }
+    if let Some(when_empty) = &option.when_empty {
+        match value {
+            Scalar::Bool(true) => return Ok(Some(when_empty.clone())),
+            Scalar::Str(s) if s.is_empty() => return Ok(Some(when_empty.clone())),
+            _ => {}
+        }
+    }
+    Ok(Some(value.to_text()))
+}
+
+/// The raw values of every layer for one role, lowest precedence first.
+pub(crate) fn collect<'a>(
+    tool: &'a Tool,
+    spec: &'a ToolConfigSpec,
+    role: Role,
+    files: &'a [LoadedFile],
+    applied: &[&'a GlobalDefaults],
+    problems: &mut Vec<Problem>,
+) -> Vec<Raw<'a>> {
+    let legacy = spec.precedence() == Precedence::Legacy;
+    let mut raws: Vec<Raw<'a>> = Vec::new();
+    let push = |raws: &mut Vec<Raw<'a>>, key: &'a str, layer, source: String, text: String| {
+        raws.push(Raw {
+            key,
+            layer,
+            source,
+            text,
+            file_secret: None,
+            only_when: None,
+        })
+    };
+    // Values an option contributes carry the option's condition.
+    let push_option =
+        |raws: &mut Vec<Raw<'a>>, option: &'a ToolOption, layer, source: String, text: String| {
+            raws.push(Raw {
+                key: &option.key,
+                layer,
+                source,
+                text,
+                file_secret: None,
+                only_when: option.only_when.as_ref(),
+            })
+        };
+
+    push_globals(&mut raws, applied, role, Layer::ClusterDefaults);
+
+    if let Some(defaults) = tool.tool_defaults.get(&role) {
+        for (key, value) in defaults {
+            push(
+                &mut raws,
+                key,
+                Layer::ToolDefaults,
+                tool.default_label(),
+                value.clone(),
+            );
+        }
+    }
+    for option in tool.options_for(role) {
+        if let Some(default) = &option.default
+            && !matches!(
+                option.applied,
+                Applied::ExplicitOverrides | Applied::WhenAbsent
+            )
+        {
+            push_option(
+                &mut raws,
+                option,
+                Layer::ToolDefaults,
+                option.default_label(),
+                default.clone(),
+            );
+        }
+    }
+
+    let mut arg_values: Vec<(&'a ToolOption, String)> = Vec::new();
+    for option in tool.options_for(role) {
+        if let Some(value) = spec.args.get(&option.name) {
+            match option_value(option, value) {
+                Ok(Some(text)) => arg_values.push((option, text)),
+                Ok(None) => {}
+                Err(message) => problems.push(Problem::new(
+                    Reason::InvalidArgument,
+                    format!("spec.args.{}", option.name),
+                    message,
+                )),
+            }
+        }
+    }
+    // Legacy: options the tool puts before loading the file, or only when the key is absent,
+    // lose to the file.
+    let is_before_file =
+        |o: &ToolOption| legacy && matches!(o.applied, Applied::BeforeFile | Applied::WhenAbsent);
+    for (option, text) in arg_values.iter().filter(|(o, _)| is_before_file(o)) {
+        push_option(
+            &mut raws,
+            option,
+            Layer::Args,
+            option.args_label(),
+            text.clone(),
+        );
+    }
+
+    for file in files {
+        let file_role = spec.config_files.get(file.index).and_then(|f| f.role);
+        if file_role.is_some_and(|r| r != role) {
+            continue;
+        }
+        let file_label = file.source_file();
+        let file_secret = (file.kind == SourceKind::Secret).then_some((&*file.object, &*file.key));
+        for entry in &file.entries {
+            raws.push(Raw {
+                key: &entry.key,
+                layer: Layer::ConfigFiles,
+                source: format!("{file_label}:{}", entry.line),
+                text: entry.value.clone(),
+                file_secret,
+                only_when: None,
+            });
+        }
+    }
+
+    for (section, key, value) in role_entries(&spec.properties, role) {
+        let source = match properties_label(section) {
+            Some(label) => label.to_string(),
+            None => format!("properties.{section}"),
+        };
+        raws.push(Raw {
+            key,
+            layer: Layer::Properties,
+            source,
+            text: value.to_text(),
+            file_secret: None,
+            only_when: None,
+        });
+    }
+
+    for (option, text) in arg_values.iter().filter(|(o, _)| !is_before_file(o)) {
+        push_option(
+            &mut raws,
+            option,
+            Layer::Args,
+            option.args_label(),
+            text.clone(),
+        );
+    }
+
+    push_globals(&mut raws, applied, role, Layer::Enforced);
+
+    if legacy {
+        if let Some(forced) = tool.forced.get(&role) {
+            for (key, value) in forced {
+                push(
+                    &mut raws,
+                    key,
+                    Layer::ForcedByTool,
+                    tool.forced_label(),
+                    value.clone(),
+                );
+            }
+        }
+        for option in tool
+            .options_for(role)
+            .filter(|o| o.applied == Applied::AlwaysOverrides)
+        {
+            let given = arg_values
+                .iter()
+                .find(|(o, _)| o.name == option.name)
+                .map(|(_, t)| t.clone());
+            if let Some(text) = given.or_else(|| option.default.clone()) {
+                let source = option.forced_label(&tool.name);
+                push_option(&mut raws, option, Layer::ForcedByTool, source, text);
+            }
+        }
+    }
+    // Drop what a conditional option contributed when its condition does not hold.
+    let holds: Vec<bool> = raws
+        .iter()
+        .map(|raw| {
+            raw.only_when.is_none_or(|condition| {
+                let value = raws
+                    .iter()
+                    .rev()
+                    .find(|r| r.key == condition.key && r.only_when.is_none());
+                condition.holds(value.map(|r| r.text.as_str()))
+            })
+        })
+        .collect();
+    let mut keep = holds.into_iter();
+    raws.retain(|_| keep.next().unwrap_or(true));
+    raws
+}
+
+/// Layer 1 (`defaults`) or 6 (`enforced`) of every applied GlobalClientDefaults, in order.
+fn push_globals<'a>(
+    raws: &mut Vec<Raw<'a>>,
+    applied: &[&'a GlobalDefaults],
+    role: Role,
+    layer: Layer,
+) {
+    for global in applied.iter().filter(|g| g.applies_to_role(role)) {
+        let (props, field) = match layer {
+            Layer::Enforced => (&global.spec.enforced, "enforced"),
+            _ => (&global.spec.defaults, "defaults"),
+        };
+        for (section, key, value) in role_entries(props, role) {
+            raws.push(Raw {
+                key,
+                layer,
+                source: format!("GlobalClientDefaults {} {field}.{section}", global.name),
+                text: value.to_text(),
+                file_secret: None,
+                only_when: None,
+            });
+        }
+    }
+}
+
+/// A raw value with its references resolved, taking its text and source out of `raw`; the
+/// problem when a reference does not resolve.
+fn contribution(
+    raw: &mut Raw<'_>,
+    bindings: &Bindings,
+    providers: &BTreeSet<String>,
+    mode: Mode,
+) -> Result<Contribution, Problem> {
+    let text = std::mem::take(&mut raw.text);
+    let source = std::mem::take(&mut raw.source);
+    let resolved = match reference::resolve_owned(text, bindings, providers, mode) {
+        Ok(resolved) => resolved,
+        Err(error) => {
+            let reason = match error {
+                ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
+                ReferenceError::Unterminated { .. } => Reason::ParseError,
+            };
+            return Err(Problem::new(
+                reason,
+                source,
+                format!("{}: {error}", raw.key),
+            ));
+        }
+    };
+    let secret = match raw.file_secret {
+        Some((secret, file_key)) => Some(SecretOrigin::File {
+            secret: secret.to_string(),
+            file_key: file_key.to_string(),
+            property: raw.key.to_string(),
+        }),
+        None if resolved.is_secret() => Some(SecretOrigin::Parts(resolved.secret_parts)),
+        None => None,
+    };
+    Ok(Contribution {
+        layer: raw.layer,
+        source,
+        value: resolved.value,
+        secret,
+    })
+}
+
+/// Resolves references and builds each key's chain, highest precedence first, ending with Kafka's
+/// default (layer 0, for `explain`) when the key has one.
+pub(crate) fn resolve(
+    role: Role,
+    mut raws: Vec<Raw<'_>>,
+    bindings: &Bindings,
+    mode: Mode,
+    problems: &mut Vec<Problem>,
+) -> RoleView {
+    // The providers in force are those of the config.providers value that wins.
+    let providers = raws
+        .iter()
+        .rev()
+        .find(|r| r.key == "config.providers")
+        .and_then(|r| reference::resolve(&r.text, bindings, &BTreeSet::new(), Mode::Lenient).ok())
+        .map(|r| reference::provider_names(&r.value))
+        .unwrap_or_default();
+    // Each key's values, lowest layer first.
+    let mut by_key: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (at, raw) in raws.iter().enumerate() {
+        by_key.entry(raw.key).or_default().push(at);
+    }
+    let set = ConfigCatalogue::get().set_for(role);
+    let mut keys = BTreeMap::new();
+    // Values whose references do not resolve, reported in the order of the layers.
+    let mut failures: Vec<(usize, Problem)> = Vec::new();
+    for (key, positions) in by_key {
+        let mut chain = Vec::new();
+        for &at in positions.iter().rev() {
+            match contribution(&mut raws[at], bindings, &providers, mode) {
+                Ok(contribution) => chain.push(contribution),
+                Err(problem) => failures.push((at, problem)),
+            }
+        }
+        if chain.is_empty() {
+            continue;
+        }
+        if let Some(default) = set.and_then(|set| set.get(key)?.default.as_ref()) {
+            chain.push(Contribution::new(
+                Layer::KafkaDefaults,
+                "Kafka default",
+                default.clone(),
+            ));
+        }
+        let key = key.to_string();
+        keys.insert(key.clone(), Provenance { key, chain });
+    }
+    failures.sort_by_key(|(at, _)| *at);
+    problems.extend(failures.into_iter().map(|(_, problem)| problem));
+    RoleView { keys, providers }
+}
+
+/// Tools connect through one of `--bootstrap-server` / `--bootstrap-controller`: when both keys are
+/// set, the one from the higher layer is used and the other is left out of the file (the tool
+/// drops it, or the client refuses both), with a warning.
+pub(crate) fn choose_one_connection(
+    tool: &Tool,
+    views: &mut BTreeMap<Role, RoleView>,
+    warnings: &mut Vec<Warning>,
+) {
+    for group in tool.required.iter().filter(|g| g.len() > 1) {
+        let options: Vec<&ToolOption> = group.iter().filter_map(|n| tool.option(n)).collect();
+        if options.len() < 2 {
+            continue;
+        }
+        for (role, view) in views.iter_mut() {
+            let present: Vec<(&ToolOption, Layer, String)> = options
+                .iter()
+                .filter(|o| o.feeds(*role, tool))
+                .filter_map(|o| {
+                    view.file_value(&o.key)
+                        .map(|c| (*o, c.layer, c.source.clone()))
+                })
+                .collect();
+            let Some((chosen, _, chosen_source)) = present
+                .iter()
+                .max_by(|a, b| a.1.cmp(&b.1).then(b.0.name.cmp(&a.0.name)))
+                .cloned()
+            else {
+                continue;
+            };
+            for (dropped, _, source) in present.iter().filter(|(o, _, _)| o.name != chosen.name) {
+                view.keys.remove(&dropped.key);
+                warnings.push(Warning {
+                    key: dropped.key.clone(),
+                    role: Some(*role),
+                    reason: Reason::ConflictingKeys,
+                    message: format!(
+                        "{} connects through one of --{}: {} (from {chosen_source}) is used, so {} (from {source}) is left out",
+                        tool.name,
+                        group.join(" / --"),
+                        chosen.key,
+                        dropped.key
+                    ),
+                });
+            }
+        }
+    }
+}
+
+/// `output.secrets: Deferred` needs Kafka's directory and file config providers; declaring them
+/// here (layer `operator`) makes `explain` show every key the file will hold.
+pub(crate) fn declare_deferred_providers(view: &mut RoleView) {
+    let (mut dir, mut file) = (false, false);
+    for (_, contribution) in view.file_entries() {
+        match contribution.secret.as_ref() {
+            Some(SecretOrigin::Parts(_)) => dir = true,
+            Some(SecretOrigin::File { .. }) => file = true,
+            None => {}
+        }
+    }
+    if !dir && !file {
+        return;
+    }
+    let mut names: Vec<String> = view
+        .file_value("config.providers")
+        .map(|c| {
+            c.value
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let source = "output.secrets: Deferred";
+    for (used, (name, class)) in [(dir, DIRECTORY_PROVIDER), (file, FILE_PROVIDER)] {
+        if !used {
+            continue;
+        }
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+        let class_key = format!("config.providers.{name}.class");
+        if view.file_value(&class_key).is_none() {
+            add_operator_value(view, &class_key, class, source);
+        }
+        view.providers.insert(name.to_string());
+    }
+    let joined = names.join(",");
+    if view
+        .file_value("config.providers")
+        .is_none_or(|c| c.value != joined)
+    {
+        add_operator_value(view, "config.providers", &joined, source);
+    }
+}
+
+fn add_operator_value(view: &mut RoleView, key: &str, value: &str, source: &str) {
+    let provenance = view
+        .keys
+        .entry(key.to_string())
+        .or_insert_with(|| Provenance {
+            key: key.to_string(),
+            chain: Vec::new(),
+        });
+    let at = provenance
+        .chain
+        .iter()
+        .position(|c| c.layer != Layer::ForcedByTool)
+        .unwrap_or(provenance.chain.len());
+    provenance
+        .chain
+        .insert(at, Contribution::new(Layer::Operator, source, value));
+}

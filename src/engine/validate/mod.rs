@@ -1,0 +1,139 @@
+//! Typed validation against Kafka's ConfigDef catalogue: the same parsing and validators Kafka
+//! applies when a client starts, so a bad value fails here instead of in a pod.
+
+mod java;
+mod typed;
+
+pub use typed::{check_value, is_checked};
+
+use crate::engine::catalogue::configs::ConfigCatalogue;
+use crate::engine::model::RoleView;
+use crate::engine::outcome::{Problem, Reason, Warning};
+use crate::engine::sensitive::{self, REDACTED};
+use crate::engine::spec::Role;
+
+/// Key prefixes whose keys are open-ended (Kafka reads them by prefix), so they are never unknown.
+const OPEN_PREFIXES: &[&str] = &[
+    "config.providers.",
+    "listener.name.",
+    "producer.override.",
+    "consumer.override.",
+    "admin.override.",
+    "metric.reporters.",
+    "sasl.login.",
+    "ssl.engine.",
+    "confluent.",
+];
+
+fn has_open_prefix(key: &str) -> bool {
+    OPEN_PREFIXES.iter().any(|p| key.starts_with(p))
+}
+
+/// How many unknown keys per role get a did-you-mean.
+const MAX_SUGGESTIONS: usize = 20;
+
+/// Keys the consumer refuses under each group protocol (`ConsumerConfig`'s post-processing).
+const CONSUMER_PROTOCOL_ONLY: &[(&str, &[&str])] = &[
+    (
+        "consumer",
+        &[
+            "partition.assignment.strategy",
+            "heartbeat.interval.ms",
+            "session.timeout.ms",
+        ],
+    ),
+    ("classic", &["group.remote.assignor"]),
+];
+
+/// Checks every key written to the role's file.
+pub(crate) fn check_role(
+    role: Role,
+    view: &RoleView,
+    problems: &mut Vec<Problem>,
+    warnings: &mut Vec<Warning>,
+) {
+    if role == Role::Consumer {
+        check_group_protocol(view, problems);
+    }
+    let catalogue = ConfigCatalogue::get();
+    let Some(set) = catalogue.set_for(role) else {
+        return;
+    };
+    let mut suggestions_left = MAX_SUGGESTIONS;
+    for (key, contribution) in view.file_entries() {
+        let Some(def) = set.get(key) else {
+            if role != Role::MirrorMaker && !has_open_prefix(key) {
+                // A config with many custom keys (interceptors, plugins) is deliberate, not a
+                // typo: suggestions stop after a few.
+                let suggestion = if suggestions_left > 0 {
+                    suggestions_left -= 1;
+                    set.closest_key(key)
+                } else {
+                    None
+                };
+                let tail = match suggestion {
+                    Some(s) => format!("did you mean {s}?"),
+                    None => format!("the {role} client does not define it; Kafka ignores it"),
+                };
+                warnings.push(Warning {
+                    key: key.to_string(),
+                    role: Some(role),
+                    reason: Reason::UnknownKey,
+                    message: format!("{key} (from {}): {tail}", contribution.source),
+                });
+            }
+            continue;
+        };
+        if def.deprecated {
+            warnings.push(Warning {
+                key: key.to_string(),
+                role: Some(role),
+                reason: Reason::DeprecatedKey,
+                message: format!(
+                    "{key} is deprecated in Kafka {} (from {})",
+                    catalogue.kafka_version, contribution.source
+                ),
+            });
+        }
+        // A provider reference is resolved by Kafka at run time; its type is unknown here.
+        if sensitive::has_provider_reference(&contribution.value, &view.providers) {
+            continue;
+        }
+        if let Err(why) = typed::check_value(def, &contribution.value) {
+            let shown = if contribution.is_secret_sourced() || def.is_password() {
+                REDACTED.to_string()
+            } else {
+                format!("{:?}", contribution.value)
+            };
+            problems.push(Problem::new(
+                Reason::InvalidValue,
+                contribution.source.clone(),
+                format!("{key}={shown} is not valid for the {role} client: {why}"),
+            ));
+        }
+    }
+}
+
+/// Kafka refuses a consumer whose settings belong to the other group protocol (KIP-848).
+/// Judged on the values the tool ends up with: in Legacy a tool's forced `group.protocol` (and
+/// the options it then adds) beat what the file says.
+fn check_group_protocol(view: &RoleView, problems: &mut Vec<Problem>) {
+    let protocol = view
+        .effective_value("group.protocol")
+        .map(|c| c.value.trim().to_ascii_lowercase())
+        .unwrap_or_else(|| "classic".to_string());
+    for (refusing, keys) in CONSUMER_PROTOCOL_ONLY {
+        if protocol != *refusing {
+            continue;
+        }
+        for key in *keys {
+            if let Some(contribution) = view.effective_value(key) {
+                problems.push(Problem::new(
+                    Reason::InvalidValue,
+                    contribution.source.to_string(),
+                    format!("{key} cannot be set when group.protocol={protocol}: the consumer refuses to start"),
+                ));
+            }
+        }
+    }
+}
