@@ -87,7 +87,7 @@ cargo build --all-targets --locked
 end
 
 begin "unit, property and JDK differential tests"
-cargo test --locked --lib --bins --test jdk_properties --test engine_rules --test examples --test invariants --test typed_validation --test bad_input
+cargo test --locked --lib --bins --test jdk_properties --test engine_rules --test examples --test invariants --test typed_validation --test bad_input --test module_graph
 end
 
 begin "fuzz smoke (cargo-fuzz, ASan, ${FUZZ_SECONDS:-20} s per target)"
@@ -99,6 +99,8 @@ end
 begin "generated artefacts drift (catalogue, API reference)"
 bash catalogue/check.sh
 python3 scripts/gen-api-doc.py --check
+# docs/BENCHMARKS.md's tables are generated from docs/bench/results.json
+python3 e2e/bench/render_table.py --check
 end
 
 begin "conformance with Kafka's real tools (4.3.1 jars)"
