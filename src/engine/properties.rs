@@ -61,7 +61,9 @@ fn read(input: &[char]) -> Result<Vec<Entry>, ParseError> {
         line: 1,
     };
     let mut entries = Vec::new();
-    while let Some((line, start_line)) = reader.read_logical_line() {
+    // One buffer for every logical line: most lines fit once it has grown to the longest.
+    let mut line = Vec::new();
+    while let Some(start_line) = reader.read_logical_line(&mut line) {
         let (key_end, value_start) = split_key_value(&line);
         entries.push(Entry {
             key: unescape(&line[..key_end], start_line)?,
@@ -88,8 +90,8 @@ impl LineReader<'_> {
     /// JDK 17's `LineReader.readLine`, with the line the logical line starts on: a `#` or `!`
     /// starts a comment whenever the logical line is still empty, even after a continuation that
     /// added nothing.
-    fn read_logical_line(&mut self) -> Option<(Vec<char>, u32)> {
-        let mut buf: Vec<char> = Vec::new();
+    fn read_logical_line(&mut self, buf: &mut Vec<char>) -> Option<u32> {
+        buf.clear();
         let mut skip_white_space = true;
         let mut appended_line_begin = false;
         let mut preceding_backslash = false;
@@ -103,7 +105,7 @@ impl LineReader<'_> {
                 if preceding_backslash {
                     buf.pop();
                 }
-                return Some((buf, start_line));
+                return Some(start_line);
             };
             self.pos += 1;
             if skip_lf {
@@ -155,10 +157,10 @@ impl LineReader<'_> {
                 if preceding_backslash {
                     buf.pop();
                 }
-                return Some((buf, start_line));
+                return Some(start_line);
             }
             if !preceding_backslash {
-                return Some((buf, start_line));
+                return Some(start_line);
             }
             buf.pop();
             skip_white_space = true;
