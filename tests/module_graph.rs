@@ -38,7 +38,10 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// `src/engine/validate/mod.rs` → `engine::validate`; `src/lib.rs` → `crate`.
 fn module_of(src: &Path, file: &Path) -> String {
-    let rel = file.strip_prefix(src).expect("under src/").with_extension("");
+    let rel = file
+        .strip_prefix(src)
+        .expect("under src/")
+        .with_extension("");
     let mut parts: Vec<String> = rel
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
