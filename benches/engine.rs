@@ -31,8 +31,7 @@ fn benches(c: &mut Criterion) {
             })
         });
         // Not an engine operation of its own: the SHA-256 that every render pays over its output,
-        // measured alone as the floor under `evaluate_and_render` (docs/BENCHMARKS.md compares it
-        // with the time budget of the 10x target).
+        // measured alone as the floor under `evaluate_and_render`.
         let stored = properties::store(map.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         c.bench_with_input(BenchmarkId::new("content_hash", n), &stored, |b, stored| {
             b.iter(|| Sha256::digest(black_box(stored.as_bytes())))

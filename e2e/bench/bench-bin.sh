@@ -2,7 +2,7 @@
 # Builds one bench target in the bench profile and prints the path of its executable, for the
 # drivers the bench scripts run themselves (outside criterion). Cargo's own output goes to stderr.
 #
-#   e2e/bench/bench-bin.sh NAME        # NAME: a [[bench]] of Cargo.toml, e.g. engine_profile
+#   e2e/bench/bench-bin.sh NAME        # NAME: a [[bench]] of Cargo.toml, e.g. engine_paired
 set -euo pipefail
 name=${1:?usage: bench-bin.sh NAME}
 cargo bench --locked --bench "$name" --no-run 2>&1 | tail -1 >&2
