@@ -99,7 +99,9 @@ proptest! {
         });
         spec.properties.insert(
             "producer".into(),
-            BTreeMap::from([("custom.token".to_string(), Scalar::Str("prefix-${env.PW}".into()))]),
+            [("custom.token".to_string(), Scalar::Str("prefix-${env.PW}".into()))]
+                .into_iter()
+                .collect(),
         );
         spec.output = Some(OutputSpec {
             kind: Some(OutputKind::ConfigMap),

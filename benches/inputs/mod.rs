@@ -34,7 +34,7 @@ pub fn properties_file(n: usize) -> String {
 }
 
 pub fn spec(n: usize) -> ToolConfigSpec {
-    let mut producer = BTreeMap::new();
+    let mut producer = kafka_config_operator::engine::spec::SpecMap::new();
     for i in 0..(n / 10).max(1) {
         producer.insert(
             format!("custom.interceptor.setting.{i}"),
@@ -43,8 +43,10 @@ pub fn spec(n: usize) -> ToolConfigSpec {
     }
     ToolConfigSpec {
         tool: "kafka-console-producer".into(),
-        args: BTreeMap::from([("topic".to_string(), Scalar::from("bench"))]),
-        properties: BTreeMap::from([("producer".to_string(), producer)]),
+        args: [("topic".to_string(), Scalar::from("bench"))]
+            .into_iter()
+            .collect(),
+        properties: [("producer".to_string(), producer)].into_iter().collect(),
         config_files: vec![ConfigFileSource {
             config_map_key_ref: Some(KeyRef {
                 name: "base".into(),
