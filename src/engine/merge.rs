@@ -318,7 +318,9 @@ pub(crate) fn resolve(
         by_key.entry(raw.key).or_default().push(at);
     }
     let set = ConfigCatalogue::get().set_for(role);
-    let mut keys = BTreeMap::new();
+    // Built in key order and collected at the end: a BTreeMap is bulk-built from sorted input
+    // without searching the tree for every key.
+    let mut keys = Vec::new();
     // Values whose references do not resolve, reported in the order of the layers.
     let mut failures: Vec<(usize, Problem)> = Vec::new();
     for (key, positions) in by_key {
@@ -340,11 +342,14 @@ pub(crate) fn resolve(
             ));
         }
         let key = key.to_string();
-        keys.insert(key.clone(), Provenance { key, chain });
+        keys.push((key.clone(), Provenance { key, chain }));
     }
     failures.sort_by_key(|(at, _)| *at);
     problems.extend(failures.into_iter().map(|(_, problem)| problem));
-    RoleView { keys, providers }
+    RoleView {
+        keys: keys.into_iter().collect(),
+        providers,
+    }
 }
 
 /// Tools connect through one of `--bootstrap-server` / `--bootstrap-controller`: when both keys are
