@@ -150,7 +150,7 @@ pub(crate) fn collect<'a>(
             raws.push(Raw {
                 key: &entry.key,
                 layer: Layer::ConfigFiles,
-                source: format!("{file_label}:{}", entry.line),
+                source: line_label(&file_label, entry.line),
                 text: entry.value.clone(),
                 file_secret,
                 only_when: None,
@@ -318,7 +318,9 @@ pub(crate) fn resolve(
         by_key.entry(raw.key).or_default().push(at);
     }
     let set = ConfigCatalogue::get().set_for(role);
-    let mut keys = BTreeMap::new();
+    // Built in key order and collected at the end: a BTreeMap is bulk-built from sorted input
+    // without searching the tree for every key.
+    let mut keys = Vec::new();
     // Values whose references do not resolve, reported in the order of the layers.
     let mut failures: Vec<(usize, Problem)> = Vec::new();
     for (key, positions) in by_key {
@@ -340,11 +342,14 @@ pub(crate) fn resolve(
             ));
         }
         let key = key.to_string();
-        keys.insert(key.clone(), Provenance { key, chain });
+        keys.push((key.clone(), Provenance { key, chain }));
     }
     failures.sort_by_key(|(at, _)| *at);
     problems.extend(failures.into_iter().map(|(_, problem)| problem));
-    RoleView { keys, providers }
+    RoleView {
+        keys: keys.into_iter().collect(),
+        providers,
+    }
 }
 
 /// Tools connect through one of `--bootstrap-server` / `--bootstrap-controller`: when both keys are
@@ -458,4 +463,40 @@ fn add_operator_value(view: &mut RoleView, key: &str, value: &str, source: &str)
     provenance
         .chain
         .insert(at, Contribution::new(Layer::Operator, source, value));
+}
+
+/// `{file_label}:{line}`, built without the formatting machinery: it runs for every line of
+/// every config file.
+fn line_label(file_label: &str, line: u32) -> String {
+    let mut digits = [0u8; 10];
+    let mut start = digits.len();
+    let mut rest = line;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let mut label = String::with_capacity(file_label.len() + 1 + digits.len() - start);
+    label.push_str(file_label);
+    label.push(':');
+    label.extend(digits[start..].iter().map(|&d| char::from(d)));
+    label
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_label;
+
+    #[test]
+    fn a_line_label_is_the_file_label_colon_line() {
+        for line in [0, 1, 9, 10, 99, 100, 4_294_967_295] {
+            assert_eq!(
+                line_label("configFiles[0] c/k", line),
+                format!("configFiles[0] c/k:{line}")
+            );
+        }
+    }
 }

@@ -38,14 +38,12 @@ impl ParseError {
 /// Reads a file as `Properties.load(InputStream)` does; entries come in file order, a later
 /// duplicate key replacing an earlier one is left to the caller (see [`load_map`]).
 pub fn load(bytes: &[u8]) -> Result<Vec<Entry>, ParseError> {
-    let chars: Vec<char> = bytes.iter().map(|&b| char::from(b)).collect();
-    read(&chars)
+    read(bytes, Encoding::Latin1)
 }
 
 /// Reads text that is already decoded (for example a `.properties` value typed in YAML).
 pub fn load_str(text: &str) -> Result<Vec<Entry>, ParseError> {
-    let chars: Vec<char> = text.chars().collect();
-    read(&chars)
+    read(text.as_bytes(), Encoding::Utf8)
 }
 
 /// [`load`] into a map, later keys winning, as `Properties` does.
@@ -53,35 +51,71 @@ pub fn load_map(bytes: &[u8]) -> Result<BTreeMap<String, String>, ParseError> {
     Ok(load(bytes)?.into_iter().map(|e| (e.key, e.value)).collect())
 }
 
+/// How the input's bytes map to chars. Every char the reader acts on (line ends, blanks, `#`,
+/// `!`, `=`, `:`, `\`, hex digits) is ASCII, and in UTF-8 no byte of a longer char is ASCII, so
+/// the reader works on bytes either way; only copying text out depends on the encoding.
+#[derive(Clone, Copy)]
+enum Encoding {
+    /// ISO-8859-1: each byte is the char of the same value.
+    Latin1,
+    /// The bytes of a `&str`.
+    Utf8,
+}
+
+impl Encoding {
+    /// Appends `run` decoded. Runs start and end next to ASCII bytes, so a UTF-8 run is whole chars.
+    fn push_run(self, out: &mut String, run: &[u8]) {
+        match self {
+            Encoding::Utf8 => out.push_str(&String::from_utf8_lossy(run)),
+            Encoding::Latin1 if run.is_ascii() => out.push_str(&String::from_utf8_lossy(run)),
+            Encoding::Latin1 => out.extend(run.iter().map(|&b| char::from(b))),
+        }
+    }
+}
+
 /// `Properties.load0`: each logical line split into key and value, both unescaped.
-fn read(input: &[char]) -> Result<Vec<Entry>, ParseError> {
+fn read(input: &[u8], encoding: Encoding) -> Result<Vec<Entry>, ParseError> {
     let mut reader = LineReader {
         input,
         pos: 0,
         line: 1,
     };
     let mut entries = Vec::new();
-    // One buffer for every logical line: most lines fit once it has grown to the longest.
-    let mut line = Vec::new();
-    while let Some(start_line) = reader.read_logical_line(&mut line) {
-        let (key_end, value_start) = split_key_value(&line);
+    // Continued lines are joined here; a line without continuation is used where it lies.
+    let mut joined = Vec::new();
+    while let Some((start_line, span)) = reader.read_logical_line(&mut joined) {
+        let line = match span {
+            Span::Input(range) => &input[range],
+            Span::Joined => &joined[..],
+        };
+        let (key_end, value_start) = split_key_value(line);
         entries.push(Entry {
-            key: unescape(&line[..key_end], start_line)?,
-            value: unescape(&line[value_start..], start_line)?,
+            key: unescape(&line[..key_end], start_line, encoding)?,
+            value: unescape(&line[value_start..], start_line, encoding)?,
             line: start_line,
         });
     }
     Ok(entries)
 }
 
-fn is_blank(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\u{c}')
+fn is_blank(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\x0c')
+}
+
+fn is_line_end(c: u8) -> bool {
+    c == b'\r' || c == b'\n'
+}
+
+/// Where a logical line's text is: in the input, or (when continued) in the joining buffer.
+enum Span {
+    Input(std::ops::Range<usize>),
+    Joined,
 }
 
 /// `Properties.LineReader`: joins continuation lines, drops comments and blank lines, and
 /// skips leading whitespace of every natural line it reads. Also counts lines for messages.
 struct LineReader<'a> {
-    input: &'a [char],
+    input: &'a [u8],
     pos: usize,
     line: u32,
 }
@@ -89,92 +123,95 @@ struct LineReader<'a> {
 impl LineReader<'_> {
     /// JDK 17's `LineReader.readLine`, with the line the logical line starts on: a `#` or `!`
     /// starts a comment whenever the logical line is still empty, even after a continuation that
-    /// added nothing.
-    fn read_logical_line(&mut self, buf: &mut Vec<char>) -> Option<u32> {
-        buf.clear();
-        let mut skip_white_space = true;
+    /// added nothing. The JDK's loop appends char by char; here, once the leading blanks are
+    /// skipped, the rest of the natural line is taken up to its end in one step (nothing in it
+    /// changes the state but the backslashes at its end).
+    fn read_logical_line(&mut self, joined: &mut Vec<u8>) -> Option<(u32, Span)> {
+        joined.clear();
+        let input = self.input;
         let mut appended_line_begin = false;
-        let mut preceding_backslash = false;
         let mut skip_lf = false;
         let mut start_line = self.line;
         loop {
-            let Some(&c) = self.input.get(self.pos) else {
-                if buf.is_empty() {
-                    return None;
-                }
-                if preceding_backslash {
-                    buf.pop();
-                }
-                return Some(start_line);
+            let Some(&c) = input.get(self.pos) else {
+                // Only a continued line can be pending here, its backslash already dropped.
+                return (!joined.is_empty()).then_some((start_line, Span::Joined));
             };
             self.pos += 1;
             if skip_lf {
                 skip_lf = false;
-                if c == '\n' {
+                if c == b'\n' {
                     // The `\r` before it left the count of this `\r\n` to it.
                     self.line += 1;
                     continue;
                 }
             }
-            if skip_white_space {
-                if is_blank(c) {
-                    continue;
-                }
-                if !appended_line_begin && (c == '\r' || c == '\n') {
-                    self.count_line_end(c);
-                    continue;
-                }
-                skip_white_space = false;
-                appended_line_begin = false;
+            // Every pass of this loop starts at leading whitespace: the rest of a natural line is
+            // taken in one step below.
+            if is_blank(c) {
+                continue;
             }
-            if buf.is_empty() {
+            if !appended_line_begin && is_line_end(c) {
+                self.count_line_end(c);
+                continue;
+            }
+            appended_line_begin = false;
+            let start = self.pos - 1;
+            if joined.is_empty() {
                 start_line = self.line;
-                if c == '#' || c == '!' {
+                if c == b'#' || c == b'!' {
                     // Consume the rest of the comment line, including its terminator.
-                    loop {
-                        let d = *self.input.get(self.pos)?;
-                        self.pos += 1;
-                        if d == '\r' || d == '\n' {
-                            self.count_line_end(d);
-                            break;
-                        }
-                    }
-                    skip_white_space = true;
+                    let end = start + input[start..].iter().position(|&d| is_line_end(d))?;
+                    self.pos = end + 1;
+                    self.count_line_end(input[end]);
                     continue;
                 }
             }
-            if c != '\n' && c != '\r' {
-                buf.push(c);
-                preceding_backslash = c == '\\' && !preceding_backslash;
-                continue;
-            }
-            self.count_line_end(c);
-            if buf.is_empty() {
-                skip_white_space = true;
-                continue;
-            }
-            if self.pos >= self.input.len() {
-                if preceding_backslash {
-                    buf.pop();
+            let end = input[start..]
+                .iter()
+                .position(|&d| is_line_end(d))
+                .map_or(input.len(), |offset| start + offset);
+            let segment = &input[start..end];
+            let trailing_backslashes = segment.iter().rev().take_while(|&&b| b == b'\\').count();
+            let preceding_backslash = trailing_backslashes % 2 == 1;
+            // The line without the backslash that continues it (or ends the input).
+            let kept = if preceding_backslash { end - 1 } else { end };
+            let finish = |joined: &mut Vec<u8>, upto: usize| {
+                if joined.is_empty() {
+                    Span::Input(start..upto)
+                } else {
+                    joined.extend_from_slice(&input[start..upto]);
+                    Span::Joined
                 }
-                return Some(start_line);
+            };
+            if end == input.len() {
+                self.pos = end;
+                // The segment holds at least `c`, so the line is not empty.
+                return Some((start_line, finish(joined, kept)));
+            }
+            self.pos = end + 1;
+            let line_end = input[end];
+            self.count_line_end(line_end);
+            if joined.is_empty() && segment.is_empty() {
+                continue;
+            }
+            if self.pos >= input.len() {
+                return Some((start_line, finish(joined, kept)));
             }
             if !preceding_backslash {
-                return Some(start_line);
+                return Some((start_line, finish(joined, end)));
             }
-            buf.pop();
-            skip_white_space = true;
+            joined.extend_from_slice(&input[start..kept]);
             appended_line_begin = true;
-            preceding_backslash = false;
-            if c == '\r' {
+            if line_end == b'\r' {
                 skip_lf = true;
             }
         }
     }
 
     /// Line numbers for messages: `\r\n` counts once, as an editor shows it.
-    fn count_line_end(&mut self, c: char) {
-        if c == '\r' && self.input.get(self.pos) == Some(&'\n') {
+    fn count_line_end(&mut self, c: u8) {
+        if c == b'\r' && self.input.get(self.pos) == Some(&b'\n') {
             return;
         }
         self.line += 1;
@@ -182,7 +219,7 @@ impl LineReader<'_> {
 }
 
 /// Where the key ends and the value starts in a logical line (`Properties.load0`).
-fn split_key_value(line: &[char]) -> (usize, usize) {
+fn split_key_value(line: &[u8]) -> (usize, usize) {
     let limit = line.len();
     let mut key_len = 0;
     let mut value_start = limit;
@@ -190,7 +227,7 @@ fn split_key_value(line: &[char]) -> (usize, usize) {
     let mut preceding_backslash = false;
     while key_len < limit {
         let c = line[key_len];
-        if (c == '=' || c == ':') && !preceding_backslash {
+        if (c == b'=' || c == b':') && !preceding_backslash {
             value_start = key_len + 1;
             has_sep = true;
             break;
@@ -198,14 +235,14 @@ fn split_key_value(line: &[char]) -> (usize, usize) {
             value_start = key_len + 1;
             break;
         }
-        preceding_backslash = c == '\\' && !preceding_backslash;
+        preceding_backslash = c == b'\\' && !preceding_backslash;
         key_len += 1;
     }
     // The blanks after the key and at most one `=` or `:` (none more when the key ended at one).
     while value_start < limit {
         let c = line[value_start];
         if !is_blank(c) {
-            if !has_sep && (c == '=' || c == ':') {
+            if !has_sep && (c == b'=' || c == b':') {
                 has_sep = true;
             } else {
                 break;
@@ -217,35 +254,49 @@ fn split_key_value(line: &[char]) -> (usize, usize) {
 }
 
 /// `Properties.loadConvert`: resolves escapes; `\uXXXX` units are joined into UTF-16 pairs.
-fn unescape(segment: &[char], line: u32) -> Result<String, ParseError> {
+/// Text between escapes is copied a run at a time.
+fn unescape(segment: &[u8], line: u32, encoding: Encoding) -> Result<String, ParseError> {
     // A high surrogate from `\uXXXX` waiting for its low half (only ever the unit just read), and
     // the first lone surrogate of the current run of escapes: reported when the run ends, as
     // decoding the whole run there would (a malformed escape later in the run wins).
     let mut high: Option<u16> = None;
     let mut lone: Option<u16> = None;
+    let pending = |lone: Option<u16>, high: Option<u16>| match lone.or(high) {
+        Some(unit) => Err(ParseError::LoneSurrogate { line, unit }),
+        None => Ok(()),
+    };
     let mut out = String::with_capacity(segment.len());
+    // Text not yet copied starts at `run`; the next backslash is looked for from `i`.
+    let mut run = 0;
     let mut i = 0;
-    while i < segment.len() {
-        let mut c = segment[i];
-        i += 1;
-        if c == '\\' && i < segment.len() {
-            c = segment[i];
-            i += 1;
-            if c == 'u' {
+    while let Some(offset) = segment[i..].iter().position(|&b| b == b'\\') {
+        let at = i + offset;
+        let Some(&c) = segment.get(at + 1) else {
+            // A backslash that ends the text is kept as it is.
+            break;
+        };
+        if at > run {
+            pending(lone, high)?;
+            encoding.push_run(&mut out, &segment[run..at]);
+        }
+        i = at + 2;
+        let plain = match c {
+            b'u' => {
                 let digits = segment
-                    .get(i..i + 4)
+                    .get(at + 2..at + 6)
                     .ok_or(ParseError::MalformedUnicodeEscape { line })?;
                 let mut value: u16 = 0;
-                for h in digits {
-                    let digit = h
+                for &h in digits {
+                    let digit = char::from(h)
                         .to_digit(16)
                         .ok_or(ParseError::MalformedUnicodeEscape { line })?;
                     value = (value << 4) | digit as u16;
                 }
-                i += 4;
+                i = at + 6;
+                run = i;
                 if lone.is_none() {
                     match push_unit(&mut out, high, value) {
-                        Ok(pending) => high = pending,
+                        Ok(waiting) => high = waiting,
                         Err(unit) => {
                             lone = Some(unit);
                             high = None;
@@ -254,22 +305,25 @@ fn unescape(segment: &[char], line: u32) -> Result<String, ParseError> {
                 }
                 continue;
             }
-            c = match c {
-                't' => '\t',
-                'r' => '\r',
-                'n' => '\n',
-                'f' => '\u{c}',
-                other => other,
-            };
-        }
-        if let Some(unit) = lone.or(high) {
-            return Err(ParseError::LoneSurrogate { line, unit });
-        }
-        out.push(c);
+            b't' => '\t',
+            b'r' => '\r',
+            b'n' => '\n',
+            b'f' => '\u{c}',
+            _ => {
+                // Any other escaped char stands for itself: it starts the next run.
+                run = at + 1;
+                continue;
+            }
+        };
+        pending(lone, high)?;
+        out.push(plain);
+        run = i;
     }
-    if let Some(unit) = lone.or(high) {
-        return Err(ParseError::LoneSurrogate { line, unit });
+    if run < segment.len() {
+        pending(lone, high)?;
+        encoding.push_run(&mut out, &segment[run..]);
     }
+    pending(lone, high)?;
     Ok(out)
 }
 
@@ -321,13 +375,31 @@ pub fn store_entry(out: &mut String, key: &str, value: &str) {
     out.push('\n');
 }
 
-/// `Properties.saveConvert` with `escapeUnicode = true`.
+/// `Properties.saveConvert` with `escapeUnicode = true`. Runs of chars written as they are go
+/// out in one piece.
 fn escape_into(out: &mut String, text: &str, is_key: bool) {
-    for (at, c) in text.char_indices() {
-        match c {
+    let bytes = text.as_bytes();
+    let mut run = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        let b = bytes[at];
+        let plain = match b {
             // A value's leading space is escaped (it would be skipped on reading); later ones
             // are not.
-            ' ' if at == 0 || is_key => out.push_str("\\ "),
+            b' ' => at != 0 && !is_key,
+            b'\\' | b'=' | b':' | b'#' | b'!' => false,
+            _ => (b' '..=b'~').contains(&b),
+        };
+        if plain {
+            at += 1;
+            continue;
+        }
+        out.push_str(&text[run..at]);
+        let Some(c) = text[at..].chars().next() else {
+            break;
+        };
+        match c {
+            ' ' => out.push_str("\\ "),
             '\\' => out.push_str("\\\\"),
             '\t' => out.push_str("\\t"),
             '\n' => out.push_str("\\n"),
@@ -337,7 +409,6 @@ fn escape_into(out: &mut String, text: &str, is_key: bool) {
                 out.push('\\');
                 out.push(c);
             }
-            ' '..='~' => out.push(c),
             _ => {
                 let mut units = [0u16; 2];
                 for unit in c.encode_utf16(&mut units) {
@@ -345,7 +416,10 @@ fn escape_into(out: &mut String, text: &str, is_key: bool) {
                 }
             }
         }
+        at += c.len_utf8();
+        run = at;
     }
+    out.push_str(&text[run..]);
 }
 
 /// `\uXXXX` with upper-case hex digits, as `Properties.store` writes it.

@@ -67,7 +67,7 @@ pub fn render(
 
     for (file_name, file_roles) in file_layout(tool, &roles) {
         let mut content: BTreeMap<String, String> = BTreeMap::new();
-        let mut owner: BTreeMap<String, Role> = BTreeMap::new();
+        let mut owner: BTreeMap<&str, Role> = BTreeMap::new();
         let mut uses_dir = false;
         let mut uses_file = false;
         for role in &file_roles {
@@ -120,7 +120,7 @@ pub fn render(
                     ));
                     continue;
                 }
-                owner.insert(key.to_string(), *role);
+                owner.insert(key, *role);
                 content.insert(key.to_string(), value);
             }
             if output.render_defaults == Some(true) {

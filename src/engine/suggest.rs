@@ -3,38 +3,70 @@
 /// The candidate closest to `input` by Levenshtein distance, if close enough to be a likely
 /// typo: at most a quarter of the input's length (2 to 6 edits). Ties go to the smaller text.
 pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let len = input.chars().count();
-    let limit = (len / 4).clamp(2, 6);
-    let counts = char_counts(input);
+    let target = Profile::new(input);
     candidates
         .into_iter()
-        // Two lower bounds of the distance rule out most of a catalogue before the full table
-        // (the validation of a config with many custom keys asks for up to 20 suggestions): the
-        // difference in length, and half the difference in character counts, since an edit
-        // changes at most two counts by one.
-        .filter(|c| c.chars().count().abs_diff(len) <= limit)
-        .filter(|c| count_difference(&counts, &char_counts(c)).div_ceil(2) <= limit)
+        .filter(|c| target.may_be_close(&Profile::new(c)))
         .map(|c| (strsim::levenshtein(input, c), c))
-        .filter(|(distance, _)| *distance <= limit)
+        .filter(|(distance, _)| *distance <= target.limit())
         .min()
         .map(|(_, c)| c)
 }
 
-/// How often each char occurs, folded into 64 buckets (folding only weakens the bound).
-fn char_counts(text: &str) -> [u16; 64] {
-    let mut counts = [0u16; 64];
-    for c in text.chars() {
-        let bucket = &mut counts[c as usize % 64];
-        *bucket = bucket.saturating_add(1);
-    }
-    counts
+/// [`closest`] over candidates whose [`Profile`]s were computed once beforehand (a catalogue set
+/// is searched for every unknown key of every config).
+pub fn closest_profiled<'a>(input: &str, candidates: &'a [(String, Profile)]) -> Option<&'a str> {
+    let target = Profile::new(input);
+    candidates
+        .iter()
+        .filter(|(_, profile)| target.may_be_close(profile))
+        .map(|(c, _)| (strsim::levenshtein(input, c), c.as_str()))
+        .filter(|(distance, _)| *distance <= target.limit())
+        .min()
+        .map(|(_, c)| c)
 }
 
-fn count_difference(a: &[u16; 64], b: &[u16; 64]) -> usize {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| usize::from(x.abs_diff(*y)))
-        .sum()
+/// What the cheap lower bounds of the distance need to know about a text: its length in chars
+/// and how often each char occurs, folded into 64 buckets (folding only weakens the bound).
+#[derive(Debug, Clone)]
+pub struct Profile {
+    len: usize,
+    counts: [u16; 64],
+}
+
+impl Profile {
+    pub fn new(text: &str) -> Self {
+        let mut len = 0;
+        let mut counts = [0u16; 64];
+        for c in text.chars() {
+            len += 1;
+            let bucket = &mut counts[c as usize % 64];
+            *bucket = bucket.saturating_add(1);
+        }
+        Self { len, counts }
+    }
+
+    /// The most edits a suggestion for this input may be away.
+    fn limit(&self) -> usize {
+        (self.len / 4).clamp(2, 6)
+    }
+
+    /// Two lower bounds of the distance rule out most of a catalogue before the full table (the
+    /// validation of a config with many custom keys asks for up to 20 suggestions): the difference
+    /// in length, and half the difference in character counts, since an edit changes at most two
+    /// counts by one.
+    fn may_be_close(&self, candidate: &Profile) -> bool {
+        let limit = self.limit();
+        candidate.len.abs_diff(self.len) <= limit
+            && self
+                .counts
+                .iter()
+                .zip(&candidate.counts)
+                .map(|(x, y)| usize::from(x.abs_diff(*y)))
+                .sum::<usize>()
+                .div_ceil(2)
+                <= limit
+    }
 }
 
 #[cfg(test)]
@@ -66,6 +98,9 @@ mod tests {
                 .min()
                 .map(|(_, c)| c);
             proptest::prop_assert_eq!(closest(&input, candidates.iter().map(String::as_str)), brute);
+            let profiled: Vec<(String, super::Profile)> =
+                candidates.iter().map(|c| (c.clone(), super::Profile::new(c))).collect();
+            proptest::prop_assert_eq!(super::closest_profiled(&input, &profiled), brute);
         }
     }
 

@@ -147,6 +147,8 @@ struct CatalogueFile {
 pub struct ConfigSet {
     pub source: String,
     pub keys: BTreeMap<String, ConfigKey>,
+    /// The keys with what "did you mean" needs of each, computed on the first unknown key.
+    suggestions: OnceLock<Vec<(String, suggest::Profile)>>,
 }
 
 impl ConfigSet {
@@ -157,7 +159,13 @@ impl ConfigSet {
 
     /// The key an unknown key was most likely meant to be.
     pub fn closest_key(&self, unknown: &str) -> Option<&str> {
-        suggest::closest(unknown, self.keys.keys().map(String::as_str))
+        let profiled = self.suggestions.get_or_init(|| {
+            self.keys
+                .keys()
+                .map(|key| (key.clone(), suggest::Profile::new(key)))
+                .collect()
+        });
+        suggest::closest_profiled(unknown, profiled)
     }
 }
 
@@ -186,6 +194,7 @@ impl ConfigCatalogue {
                             ConfigSet {
                                 source: set.source.unwrap_or_default(),
                                 keys,
+                                suggestions: OnceLock::new(),
                             },
                         )
                     })
