@@ -454,12 +454,22 @@ pub const OUTPUT_WRITE_FAILED: &str = "OutputWriteFailed";
 const REFUSAL_MESSAGE_LIMIT: usize = 256;
 
 /// "cannot write ConfigMap ns/name: 422 Invalid: …", the API server's message cut to a bound.
+/// For a Secret output only the code and reason: the message comes from the API server or an
+/// admission webhook, either of which may quote the Secret's data, and a status is readable by
+/// anyone who can read the config.
 fn write_refused_message(
     kind: &str,
     namespace: &str,
     name: &str,
     refusal: &kube::core::Status,
 ) -> String {
+    let head = format!(
+        "cannot write {kind} {namespace}/{name}: {} {}",
+        refusal.code, refusal.reason
+    );
+    if kind == "Secret" {
+        return format!("{head} (the API server's message is not shown for a Secret)");
+    }
     let mut text = refusal.message.clone();
     if text.len() > REFUSAL_MESSAGE_LIMIT {
         let mut cut = REFUSAL_MESSAGE_LIMIT;
@@ -470,10 +480,7 @@ fn write_refused_message(
         text.truncate(cut);
         text.push_str(&format!("…({total} bytes)"));
     }
-    format!(
-        "cannot write {kind} {namespace}/{name}: {} {}: {text}",
-        refusal.code, refusal.reason
-    )
+    format!("{head}: {text}")
 }
 
 /// The status the next one is built from and compared with.
@@ -642,5 +649,28 @@ mod tests {
         .expect("a namespaced config");
         assert!(names(&sources).contains(&(SourceKind::ConfigMap, "orders-kafka")));
         assert_eq!(globals, ["prod"]);
+    }
+
+    #[test]
+    fn a_refusal_quotes_the_api_message_cut_to_a_bound_and_never_for_a_secret() {
+        let refusal = |message: &str| kube::core::Status {
+            code: 422,
+            reason: "Invalid".into(),
+            message: message.into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            write_refused_message("ConfigMap", "ns", "out", &refusal("too big")),
+            "cannot write ConfigMap ns/out: 422 Invalid: too big"
+        );
+        let long = write_refused_message("ConfigMap", "ns", "out", &refusal(&"é".repeat(300)));
+        assert!(long.ends_with("…(600 bytes)"), "{long}");
+        assert!(long.len() < 256 + 80, "{long}");
+        let secret = write_refused_message("Secret", "ns", "out", &refusal("password=hunter2"));
+        assert!(!secret.contains("hunter2"), "{secret}");
+        assert!(
+            secret.starts_with("cannot write Secret ns/out: 422 Invalid"),
+            "{secret}"
+        );
     }
 }
