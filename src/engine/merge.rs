@@ -26,6 +26,20 @@ pub(crate) struct Raw<'a> {
     only_when: Option<&'a OnlyWhen>,
 }
 
+impl<'a> Raw<'a> {
+    /// A value with no Secret file behind it and no condition.
+    fn new(key: &'a str, layer: Layer, source: String, text: String) -> Self {
+        Raw {
+            key,
+            layer,
+            source,
+            text,
+            file_secret: None,
+            only_when: None,
+        }
+    }
+}
+
 /// The value an option puts into its key when given as `value`, or `None` when it puts nothing.
 pub fn option_value(option: &ToolOption, value: &Scalar) -> Result<Option<String>, String> {
     if let Some(flag_value) = &option.flag {
@@ -59,25 +73,14 @@ pub(crate) fn collect<'a>(
     let legacy = spec.precedence() == Precedence::Legacy;
     let mut raws: Vec<Raw<'a>> = Vec::new();
     let push = |raws: &mut Vec<Raw<'a>>, key: &'a str, layer, source: String, text: String| {
-        raws.push(Raw {
-            key,
-            layer,
-            source,
-            text,
-            file_secret: None,
-            only_when: None,
-        })
+        raws.push(Raw::new(key, layer, source, text))
     };
     // Values an option contributes carry the option's condition.
     let push_option =
         |raws: &mut Vec<Raw<'a>>, option: &'a ToolOption, layer, source: String, text: String| {
             raws.push(Raw {
-                key: &option.key,
-                layer,
-                source,
-                text,
-                file_secret: None,
                 only_when: option.only_when.as_ref(),
+                ..Raw::new(&option.key, layer, source, text)
             })
         };
 
@@ -148,12 +151,13 @@ pub(crate) fn collect<'a>(
         let file_secret = (file.kind == SourceKind::Secret).then_some((&*file.object, &*file.key));
         for entry in &file.entries {
             raws.push(Raw {
-                key: &entry.key,
-                layer: Layer::ConfigFiles,
-                source: line_label(&file_label, entry.line),
-                text: entry.value.clone(),
                 file_secret,
-                only_when: None,
+                ..Raw::new(
+                    &entry.key,
+                    Layer::ConfigFiles,
+                    line_label(&file_label, entry.line),
+                    entry.value.clone(),
+                )
             });
         }
     }
@@ -163,14 +167,7 @@ pub(crate) fn collect<'a>(
             Some(label) => label.to_string(),
             None => format!("properties.{section}"),
         };
-        raws.push(Raw {
-            key,
-            layer: Layer::Properties,
-            source,
-            text: value.to_text(),
-            file_secret: None,
-            only_when: None,
-        });
+        raws.push(Raw::new(key, Layer::Properties, source, value.to_text()));
     }
 
     for (option, text) in arg_values.iter().filter(|(o, _)| !is_before_file(o)) {
@@ -242,14 +239,8 @@ fn push_globals<'a>(
             _ => (&global.spec.defaults, "defaults"),
         };
         for (section, key, value) in role_entries(props, role) {
-            raws.push(Raw {
-                key,
-                layer,
-                source: format!("GlobalClientDefaults {} {field}.{section}", global.name),
-                text: value.to_text(),
-                file_secret: None,
-                only_when: None,
-            });
+            let source = format!("GlobalClientDefaults {} {field}.{section}", global.name);
+            raws.push(Raw::new(key, layer, source, value.to_text()));
         }
     }
 }
