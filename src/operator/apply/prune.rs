@@ -1,0 +1,234 @@
+//! Old immutable outputs: which ones a rollout target may still run, and deleting the rest.
+
+use super::*;
+
+/// An old (not current) immutable output of ours, as seen by [`plan_prune`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OldOutput {
+    pub name: String,
+    /// Its `kafkaconfig.dev/config-hash` annotation.
+    pub hash: Option<String>,
+    pub created: Option<Timestamp>,
+}
+
+/// What [`plan_prune`] decided.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct PrunePlan {
+    /// Beyond the newest `keep` and referenced by no rollout target: delete.
+    pub delete: Vec<String>,
+    /// Beyond the newest `keep` but still referenced: kept until the targets move on.
+    pub held: Vec<String>,
+}
+
+/// Garbage collection of old immutable outputs (pure): the newest `keep` are always kept; an older
+/// one is deleted only when its hash is not in `in_use` (the hashes still carried by a rollout
+/// target's pod template or by a Deployment's ReplicaSet that still has pods).
+pub fn plan_prune(mut old: Vec<OldOutput>, keep: usize, in_use: &BTreeSet<String>) -> PrunePlan {
+    // newest first; the name breaks ties so the choice is deterministic
+    old.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| b.name.cmp(&a.name)));
+    let mut plan = PrunePlan::default();
+    for object in old.into_iter().skip(keep) {
+        if object.hash.as_ref().is_some_and(|h| in_use.contains(h)) {
+            plan.held.push(object.name);
+        } else {
+            plan.delete.push(object.name);
+        }
+    }
+    plan
+}
+
+pub(super) fn template_hash(template: Option<&PodTemplateSpec>) -> Option<String> {
+    template.and_then(|t| t.metadata.as_ref()).and_then(hash_of)
+}
+
+/// The config hashes the rollout targets still run or may run: each target's pod template and,
+/// for a Deployment, each of its ReplicaSets that still has replicas (desired or actual).
+pub async fn hashes_in_use(
+    client: &Client,
+    namespace: &str,
+    targets: &[RolloutTarget],
+) -> Result<BTreeSet<String>, Error> {
+    let mut in_use = BTreeSet::new();
+    for target in targets {
+        match target.kind {
+            RolloutKind::Deployment => {
+                let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
+                let Some(deployment) = api.get_opt(&target.name).await? else {
+                    continue;
+                };
+                let spec = deployment.spec.as_ref();
+                in_use.extend(template_hash(spec.map(|s| &s.template)));
+                let Some(uid) = deployment.uid() else {
+                    continue;
+                };
+                let selector = spec
+                    .and_then(|s| s.selector.match_labels.as_ref())
+                    .map(|labels| {
+                        labels
+                            .iter()
+                            .map(|(k, v)| format!("{k}={v}"))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    })
+                    .unwrap_or_default();
+                let rs_api: Api<ReplicaSet> = Api::namespaced(client.clone(), namespace);
+                let lp = ListParams::default().labels(&selector);
+                for rs in rs_api.list(&lp).await? {
+                    let desired = rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+                    let actual = rs.status.as_ref().map(|s| s.replicas).unwrap_or(0);
+                    if is_controlled_by(rs.meta(), &uid) && (desired > 0 || actual > 0) {
+                        in_use.extend(template_hash(
+                            rs.spec.as_ref().and_then(|s| s.template.as_ref()),
+                        ));
+                    }
+                }
+            }
+            // Their old pods run from ControllerRevisions, which say which template each pod
+            // has only through pod labels; until the rollout has finished, every old output may
+            // still be mounted, so nothing is pruned (the caller re-checks soon).
+            RolloutKind::StatefulSet => {
+                let api: Api<StatefulSet> = Api::namespaced(client.clone(), namespace);
+                if let Some(s) = api.get_opt(&target.name).await? {
+                    if !statefulset_settled(&s) {
+                        return Err(Error::RolloutInProgress(format!(
+                            "StatefulSet {}",
+                            target.name
+                        )));
+                    }
+                    in_use.extend(template_hash(s.spec.as_ref().map(|s| &s.template)));
+                }
+            }
+            RolloutKind::DaemonSet => {
+                let api: Api<DaemonSet> = Api::namespaced(client.clone(), namespace);
+                if let Some(d) = api.get_opt(&target.name).await? {
+                    if !daemonset_settled(&d) {
+                        return Err(Error::RolloutInProgress(format!(
+                            "DaemonSet {}",
+                            target.name
+                        )));
+                    }
+                    in_use.extend(template_hash(d.spec.as_ref().map(|s| &s.template)));
+                }
+            }
+        }
+    }
+    Ok(in_use)
+}
+
+/// Every pod of the StatefulSet runs the current template: the controller has seen the latest
+/// spec, and the current revision is the update revision with all replicas updated.
+pub fn statefulset_settled(set: &StatefulSet) -> bool {
+    let Some(status) = &set.status else {
+        return false;
+    };
+    let replicas = set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    status.observed_generation >= set.metadata.generation
+        && status.current_revision.is_some()
+        && status.current_revision == status.update_revision
+        && status.updated_replicas.unwrap_or(0) >= replicas
+        && status.replicas <= replicas
+}
+
+/// Every scheduled pod of the DaemonSet runs the current template.
+pub fn daemonset_settled(set: &DaemonSet) -> bool {
+    let Some(status) = &set.status else {
+        return false;
+    };
+    status.observed_generation >= set.metadata.generation
+        && status.updated_number_scheduled.unwrap_or(0) >= status.desired_number_scheduled
+        && status.current_number_scheduled <= status.desired_number_scheduled
+        && status.number_unavailable.unwrap_or(0) == 0
+}
+
+/// With `output.immutable`, deletes our previous outputs beyond the newest `keep` that no rollout
+/// target references any more. Returns whether some are held back only because a target still
+/// references them (or that could not be checked), so the caller re-checks soon.
+pub async fn prune_immutable(
+    client: &Client,
+    metrics: &Metrics,
+    owner: &Owner<'_>,
+    spec: &ToolConfigSpec,
+    current: &str,
+) -> Result<bool, Error> {
+    let keep = spec.output().keep.unwrap_or(3) as usize;
+    let uid = owner.uid.ok_or(Error::MissingField("metadata.uid"))?;
+    let targets = spec
+        .rollout
+        .as_ref()
+        .map(|r| r.targets.as_slice())
+        .unwrap_or(&[]);
+    let in_use = match hashes_in_use(client, owner.namespace, targets).await {
+        Ok(in_use) => in_use,
+        Err(Error::RolloutInProgress(target)) => {
+            tracing::debug!(%target, "rollout in progress; old immutable outputs kept for now");
+            return Ok(true);
+        }
+        Err(error) => {
+            // Never delete what may still be mounted: skip this round (e.g. no RBAC to list
+            // ReplicaSets) and try again later.
+            tracing::warn!(%error, "cannot tell which immutable outputs the rollout targets still use; not pruning");
+            return Ok(true);
+        }
+    };
+    let selector = format!("{CONFIG_LABEL}={}", owner.name);
+    let lp = ListParams::default().labels(&selector);
+    match spec.output().kind() {
+        crate::engine::spec::OutputKind::ConfigMap => {
+            let api: Api<ConfigMap> = Api::namespaced(client.clone(), owner.namespace);
+            prune(&api, metrics, "ConfigMap", &lp, uid, current, keep, &in_use).await
+        }
+        crate::engine::spec::OutputKind::Secret => {
+            let api: Api<Secret> = Api::namespaced(client.clone(), owner.namespace);
+            prune(&api, metrics, "Secret", &lp, uid, current, keep, &in_use).await
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn prune<K>(
+    api: &Api<K>,
+    metrics: &Metrics,
+    kind: &str,
+    lp: &ListParams,
+    uid: &str,
+    current: &str,
+    keep: usize,
+    in_use: &BTreeSet<String>,
+) -> Result<bool, Error>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+{
+    let old: Vec<OldOutput> = api
+        .list_metadata(lp)
+        .await?
+        .items
+        .into_iter()
+        .filter(|o| {
+            is_controlled_by(&o.metadata, uid) && o.metadata.name.as_deref() != Some(current)
+        })
+        .filter_map(|o| {
+            Some(OldOutput {
+                hash: hash_of(&o.metadata),
+                created: o.metadata.creation_timestamp.as_ref().map(|t| t.0),
+                name: o.metadata.name?,
+            })
+        })
+        .collect();
+    let plan = plan_prune(old, keep, in_use);
+    for name in &plan.held {
+        tracing::debug!(%kind, %name, "old immutable output still used by a rollout target; kept");
+    }
+    for name in &plan.delete {
+        match api.delete(name, &DeleteParams::default()).await {
+            Ok(_) => {
+                metrics.write("Delete");
+                tracing::info!(%kind, %name, "deleted an old immutable output");
+            }
+            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            Err(e) => {
+                tracing::warn!(%kind, %name, error = %e, "cannot delete an old immutable output")
+            }
+        }
+    }
+    Ok(!plan.held.is_empty())
+}
