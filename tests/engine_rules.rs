@@ -533,28 +533,112 @@ fn namespace_selector_match_expressions_select_by_in_not_in_exists_and_does_not_
     }
 }
 
-#[test]
-fn enforcing_a_local_only_broker_key_makes_the_global_invalid_and_unapplied() {
-    let yaml = r#"
+/// A broker config beside a GlobalClientDefaults whose spec is `global_spec`.
+fn broker_with_global(global_spec: &str) -> Evaluation {
+    eval(&format!(
+        r#"
 apiVersion: kafkaconfig.dev/v1alpha1
 kind: KafkaToolConfig
-metadata: {name: b, namespace: ns}
+metadata: {{name: b, namespace: ns}}
 spec:
   tool: kafka-server
   roles: [broker]
-  properties: {broker: {node.id: "1", process.roles: broker}}
+  properties: {{broker: {{node.id: "1", process.roles: broker}}}}
 ---
 apiVersion: kafkaconfig.dev/v1alpha1
 kind: GlobalClientDefaults
-metadata: {name: bad}
+metadata: {{name: bad}}
 spec:
-  enforced: {broker: {node.id: "7", num.network.threads: "8"}}
-"#;
-    let ev = eval(yaml);
-    assert!(warning_reasons(&ev).contains(&Reason::GlobalDefaultsInvalid));
+{global_spec}"#
+    ))
+}
+
+#[test]
+fn enforcing_a_local_only_broker_key_makes_the_global_invalid_and_the_broker_unrendered() {
+    let ev =
+        broker_with_global("  enforced: {broker: {node.id: \"7\", num.network.threads: \"8\"}}\n");
+    // Never a partial application and never Ready while policy is not applied.
+    assert_eq!(reasons(&ev), vec![Reason::GlobalDefaultsInvalid]);
+    let message = &ev.problems[0].message;
+    assert!(
+        message.contains("GlobalClientDefaults bad")
+            && message.contains("spec.enforced.broker.node.id"),
+        "{message}"
+    );
+    assert!(ev.rendered.is_none());
+    assert!(ev.globals_applied.is_empty());
     assert_eq!(value(&ev, Role::Broker, "node.id").as_deref(), Some("1"));
     assert_eq!(value(&ev, Role::Broker, "num.network.threads"), None);
-    assert_eq!(tool_args(&ev), vec!["/etc/kafka-config/broker.properties"]);
+}
+
+#[test]
+fn a_local_only_key_as_a_default_is_refused_too() {
+    // Applied, it would give every broker that omits node.id the same id.
+    let ev = broker_with_global("  defaults: {broker: {node.id: \"99\"}}\n");
+    assert_eq!(reasons(&ev), vec![Reason::GlobalDefaultsInvalid]);
+    assert!(
+        ev.problems[0]
+            .message
+            .contains("spec.defaults.broker.node.id")
+    );
+}
+
+#[test]
+fn globals_are_checked_as_objects_typed_values_selectors_and_enforced_references() {
+    use kafka_config_operator::engine::globals::GlobalDefaults;
+    let global = |yaml: &str| -> Vec<(Reason, String)> {
+        let spec = serde_saphyr::from_str(yaml).expect("spec parses");
+        GlobalDefaults {
+            name: "g".into(),
+            spec,
+        }
+        .problems()
+        .into_iter()
+        .map(|p| (p.reason, format!("{} {}", p.field, p.message)))
+        .collect()
+    };
+    let typed = global("defaults: {consumer: {max.partition.fetch.bytes: lots}}");
+    assert_eq!(typed.len(), 1, "{typed:?}");
+    assert_eq!(typed[0].0, Reason::InvalidValue);
+    assert!(
+        typed[0]
+            .1
+            .starts_with("spec.defaults.consumer.max.partition.fetch.bytes"),
+        "{typed:?}"
+    );
+    // `common` is checked for every role it reaches.
+    let common = global("defaults: {common: {request.timeout.ms: soon}}");
+    assert_eq!(
+        common.first().map(|p| p.0),
+        Some(Reason::InvalidValue),
+        "{common:?}"
+    );
+    let tools = global("selector: {tools: [kafka-console-consumr]}");
+    assert_eq!(tools[0].0, Reason::UnknownTool);
+    assert!(
+        tools[0].1.contains("did you mean kafka-console-consumer"),
+        "{tools:?}"
+    );
+    let labels = global(
+        "selector: {namespaceSelector: {matchExpressions: [{key: team, operator: In}, {key: 'bad key', operator: Exists, values: [x]}]}}",
+    );
+    assert_eq!(labels.len(), 3, "{labels:?}");
+    assert!(labels.iter().all(|p| p.0 == Reason::InvalidValue));
+    let reference = global("enforced: {common: {client.id: '${env.CID:platform}'}}");
+    assert_eq!(reference[0].0, Reason::InvalidValue);
+    assert!(
+        reference[0].1.contains("cannot hold a reference"),
+        "{reference:?}"
+    );
+    // A provider the object itself declares is Kafka's to resolve in the pod: allowed.
+    let provider = global(
+        "enforced: {common: {config.providers: file, config.providers.file.class: org.apache.kafka.common.config.provider.FileConfigProvider, sasl.jaas.config: '${file:/mnt/jaas.properties:jaas}'}}",
+    );
+    assert_eq!(provider, vec![], "{provider:?}");
+    let fine = global(
+        "defaults: {common: {request.timeout.ms: '30000'}}\nenforced: {common: {security.protocol: SASL_SSL}}",
+    );
+    assert_eq!(fine, vec![]);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::{CliError, Invalid, TextFormat, evaluate_manifest, to_json_pretty};
 use crate::manifest::Workspace;
 use crate::output;
-use crate::status::{self, KafkaToolConfigStatus, Live};
+use crate::status::{self, Condition, KafkaToolConfigStatus, Live};
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -16,13 +16,34 @@ struct ValidateEntry {
     api_version: &'static str,
     kind: &'static str,
     metadata: ValidateMetadata,
-    status: KafkaToolConfigStatus,
+    status: EntryStatus,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum EntryStatus {
+    Config(Box<KafkaToolConfigStatus>),
+    /// A GlobalClientDefaults: its `Valid` condition, as the operator writes it.
+    Global {
+        conditions: Vec<Condition>,
+    },
+}
+
+impl EntryStatus {
+    fn conditions(&self) -> &[Condition] {
+        match self {
+            EntryStatus::Config(status) => &status.conditions,
+            EntryStatus::Global { conditions } => conditions,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
 struct ValidateMetadata {
     name: String,
-    namespace: String,
+    /// Absent for the cluster-scoped GlobalClientDefaults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace: Option<String>,
 }
 
 pub fn validate(paths: &[PathBuf], format: TextFormat) -> Result<Result<(), Invalid>, CliError> {
@@ -34,10 +55,25 @@ pub fn validate(paths: &[PathBuf], format: TextFormat) -> Result<Result<(), Inva
 }
 
 /// What `validate` prints, with `now` as the time of every condition change, and whether every
-/// config is valid.
+/// config and every GlobalClientDefaults is valid.
 pub fn validate_text(workspace: &Workspace, format: TextFormat, now: &str) -> (String, bool) {
     let mut entries = Vec::new();
     let mut all_valid = true;
+    for global in &workspace.globals {
+        let problems = global.problems();
+        all_valid &= problems.is_empty();
+        entries.push(ValidateEntry {
+            api_version: output::API_VERSION,
+            kind: "GlobalClientDefaults",
+            metadata: ValidateMetadata {
+                name: global.name.clone(),
+                namespace: None,
+            },
+            status: EntryStatus::Global {
+                conditions: status::global_conditions(&problems, &[], None, now),
+            },
+        });
+    }
     for config in &workspace.configs {
         let ev = evaluate_manifest(workspace, config);
         all_valid &= ev.is_valid();
@@ -51,9 +87,9 @@ pub fn validate_text(workspace: &Workspace, format: TextFormat, now: &str) -> (S
             kind: "KafkaToolConfig",
             metadata: ValidateMetadata {
                 name: config.metadata.name.clone(),
-                namespace: config.namespace.clone(),
+                namespace: Some(config.namespace.clone()),
             },
-            status,
+            status: EntryStatus::Config(Box::new(status)),
         });
     }
     let mut out = String::new();
@@ -64,17 +100,24 @@ pub fn validate_text(workspace: &Workspace, format: TextFormat, now: &str) -> (S
         }
         TextFormat::Table => {
             for entry in &entries {
-                out.push_str(&format!(
-                    "KafkaToolConfig {}/{}\n",
-                    entry.metadata.namespace, entry.metadata.name
-                ));
-                for c in &entry.status.conditions {
+                match &entry.metadata.namespace {
+                    Some(namespace) => out.push_str(&format!(
+                        "{} {namespace}/{}\n",
+                        entry.kind, entry.metadata.name
+                    )),
+                    None => out.push_str(&format!("{} {}\n", entry.kind, entry.metadata.name)),
+                }
+                for c in entry.status.conditions() {
                     out.push_str(&format!(
                         "  {}={} {}: {}\n",
                         c.type_, c.status, c.reason, c.message
                     ));
                 }
-                for w in &entry.status.warnings {
+                let warnings = match &entry.status {
+                    EntryStatus::Config(status) => status.warnings.as_slice(),
+                    EntryStatus::Global { .. } => &[],
+                };
+                for w in warnings {
                     out.push_str(&format!(
                         "  warning {} {}: {}\n",
                         w.reason, w.key, w.message

@@ -7,9 +7,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::engine::bootstrap;
 use crate::engine::catalogue::tools::{Applied, Tool, ToolCatalogue, version_at_least};
 use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Warning};
+use crate::engine::reference::{self, Bindings, Mode, ReferenceError};
+use crate::engine::safe_text;
+use crate::engine::sensitive;
 use crate::engine::spec::{Role, Scalar, ToolConfigSpec};
 
 /// Options whose job the operator does: it writes the files and points the tool at them.
@@ -38,40 +42,180 @@ pub fn check_args(tool: &Tool, spec: &ToolConfigSpec, problems: &mut Vec<Problem
         ));
     }
     for (name, value) in &spec.args {
-        let field = format!("spec.args.{name}");
-        if name.starts_with('-') {
+        let field = arg_field(name);
+        let mut refuse = |message: String| {
             problems.push(Problem::new(
                 Reason::InvalidArgument,
                 field.clone(),
-                "write option names without dashes",
-            ));
+                message,
+            ))
+        };
+        if name.is_empty() {
+            refuse("an option name cannot be empty".into());
+            continue;
+        }
+        if let Some(why) = safe_text::describe_forbidden(name) {
+            refuse(format!("the option name {why}"));
+            continue;
+        }
+        if name.starts_with('-') {
+            refuse("write option names without dashes".into());
+        }
+        if name.contains('=') {
+            refuse("write the option's value as the map value, not after '=' in its name".into());
         }
         if PROPERTY_OPTIONS.contains(&name.as_str()) || tool.is_config_file_option(name) {
-            problems.push(Problem::new(
-                Reason::InvalidArgument,
-                field.clone(),
-                format!("--{name} is written by the operator; use spec.configFiles or spec.properties instead"),
+            refuse(format!(
+                "--{name} is written by the operator; use spec.configFiles or spec.properties instead"
             ));
         }
         if let Scalar::Str(s) = value
-            && (s.contains('\n') || s.contains('\r'))
+            && let Some(why) = safe_text::describe_forbidden(s)
         {
-            problems.push(Problem::new(
-                Reason::InvalidArgument,
-                field,
-                "argument values cannot contain line breaks",
-            ));
+            refuse(format!("the value {why}"));
         }
     }
     for (index, arg) in spec.extra_args.iter().enumerate() {
-        if arg.contains('\n') || arg.contains('\r') {
+        if let Some(why) = safe_text::describe_forbidden(arg) {
             problems.push(Problem::new(
                 Reason::InvalidArgument,
                 format!("spec.extraArgs[{index}]"),
-                "arguments cannot contain line breaks",
+                format!("the argument {why}"),
             ));
         }
     }
+}
+
+/// `spec.args.NAME`, with a hostile name escaped and cut so the field stays one short line.
+fn arg_field(name: &str) -> String {
+    const MAX: usize = 64;
+    let plain = name.len() <= MAX
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
+    if plain {
+        return format!("spec.args.{name}");
+    }
+    let cut: String = name.chars().take(MAX).collect();
+    let more = if cut.len() < name.len() { "…" } else { "" };
+    format!("spec.args[{cut:?}{more}]")
+}
+
+/// Merged values that become option values in `tool.args` (`--bootstrap-server <value>`) must be
+/// one clean argument; address lists must be what the client accepts.
+pub fn check_option_values(
+    tool: &Tool,
+    views: &BTreeMap<Role, RoleView>,
+    problems: &mut Vec<Problem>,
+) {
+    for (&role, view) in views {
+        for option in tool.options_for(role) {
+            let Some(contribution) = view.effective_value(&option.key) else {
+                continue;
+            };
+            if let Some(why) = safe_text::describe_forbidden(&contribution.value) {
+                problems.push(Problem::new(
+                    Reason::InvalidValue,
+                    contribution.source.clone(),
+                    format!(
+                        "{} (the value of --{} for the {role} client) {why}",
+                        option.key, option.name
+                    ),
+                ));
+            }
+        }
+        if matches!(role, Role::Broker | Role::Controller | Role::MirrorMaker) {
+            continue;
+        }
+        for key in bootstrap::ADDRESS_KEYS {
+            let Some(contribution) = view.effective_value(key) else {
+                continue;
+            };
+            // A KIP-297 provider reference is resolved by the client itself.
+            if sensitive::has_provider_reference(&contribution.value, &view.providers) {
+                continue;
+            }
+            if let Some(why) = bootstrap::address_list_problem(&contribution.value) {
+                problems.push(Problem::new(
+                    Reason::InvalidValue,
+                    contribution.source.clone(),
+                    format!("{key} for the {role} client {why}"),
+                ));
+            }
+        }
+    }
+}
+
+/// Arguments that map to no client property and `extraArgs`, with their references resolved
+/// (every value of every layer is resolved, arguments included).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlainArgs {
+    /// `(option name, value)`; `None` for a flag given as `true`.
+    pub options: Vec<(String, Option<String>)>,
+    pub extra: Vec<String>,
+    /// Whether a resolved value came from a Secret.
+    pub carries_secret: bool,
+}
+
+/// Resolves references in the arguments [`build`] passes through as given. Problems go to
+/// `source_problems`, as for any other unresolved reference.
+pub fn resolve_plain(
+    tool: &Tool,
+    spec: &ToolConfigSpec,
+    bindings: &Bindings,
+    mode: Mode,
+    source_problems: &mut Vec<Problem>,
+    problems: &mut Vec<Problem>,
+) -> PlainArgs {
+    let mut plain = PlainArgs::default();
+    let no_providers = BTreeSet::new();
+    let mut resolve = |field: String, text: &str, plain: &mut PlainArgs| -> Option<String> {
+        match reference::resolve(text, bindings, &no_providers, mode) {
+            Ok(resolved) => {
+                plain.carries_secret |= resolved.is_secret();
+                // A reference can bring a line break in: check what the tool would get.
+                if let Some(why) = safe_text::describe_forbidden(&resolved.value) {
+                    problems.push(Problem::new(
+                        Reason::InvalidArgument,
+                        field,
+                        format!("the value after resolving references {why}"),
+                    ));
+                    return None;
+                }
+                Some(resolved.value)
+            }
+            Err(error) => {
+                let reason = match error {
+                    ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
+                    ReferenceError::Unterminated { .. } | ReferenceError::Nested { .. } => {
+                        Reason::ParseError
+                    }
+                };
+                source_problems.push(Problem::new(reason, field, error.to_string()));
+                None
+            }
+        }
+    };
+    for (name, value) in &spec.args {
+        if tool.option(name).is_some() {
+            continue;
+        }
+        match value {
+            Scalar::Bool(true) => plain.options.push((name.clone(), None)),
+            Scalar::Bool(false) => {}
+            other => {
+                if let Some(value) = resolve(arg_field(name), &other.to_text(), &mut plain) {
+                    plain.options.push((name.clone(), Some(value)));
+                }
+            }
+        }
+    }
+    for (index, arg) in spec.extra_args.iter().enumerate() {
+        if let Some(value) = resolve(format!("spec.extraArgs[{index}]"), arg, &mut plain) {
+            plain.extra.push(value);
+        }
+    }
+    plain
 }
 
 /// The config-file option spelling for the Kafka release the tool runs with (KIP-1147).
@@ -94,15 +238,15 @@ pub struct ToolArgs {
 /// Builds `tool.args`; `file_paths` are the mounted paths of the rendered files.
 pub fn build(
     tool: &Tool,
-    spec: &ToolConfigSpec,
     views: &BTreeMap<Role, RoleView>,
+    plain: &PlainArgs,
     file_paths: &[String],
     kafka_version: &str,
     warnings: &mut Vec<Warning>,
 ) -> ToolArgs {
     let mut args: Vec<String> = Vec::new();
-    let mut carries_secret = false;
-    let mut extra = spec.extra_args.iter();
+    let mut carries_secret = plain.carries_secret;
+    let mut extra = plain.extra.iter();
     if tool.subcommand_first
         && let Some(subcommand) = extra.next()
     {
@@ -207,19 +351,10 @@ pub fn build(
         }
     }
 
-    // Arguments that are not client properties, as given.
-    for (name, value) in &spec.args {
-        if tool.option(name).is_some() {
-            continue;
-        }
-        match value {
-            Scalar::Bool(true) => args.push(format!("--{name}")),
-            Scalar::Bool(false) => {}
-            other => {
-                args.push(format!("--{name}"));
-                args.push(other.to_text());
-            }
-        }
+    // Arguments that are not client properties, as given (references resolved).
+    for (name, value) in &plain.options {
+        args.push(format!("--{name}"));
+        args.extend(value.iter().cloned());
     }
     args.extend(extra.cloned());
     ToolArgs {

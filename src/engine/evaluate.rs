@@ -9,9 +9,10 @@ use crate::engine::merge::{
     self, choose_one_connection, collect, declare_deferred_providers, resolve,
 };
 use crate::engine::model::{Evaluation, Request};
-use crate::engine::outcome::{Problem, Reason, Warning};
+use crate::engine::outcome::{Problem, Reason};
 use crate::engine::reference::Mode;
 use crate::engine::render;
+use crate::engine::safe_text;
 use crate::engine::sources;
 use crate::engine::spec::{COMMON, ReferenceMode, Role, SecretsMode, ToolConfigSpec};
 use crate::engine::suggest;
@@ -45,6 +46,19 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
     ev.roles = roles_of(tool, req.spec, &mut ev.problems);
     check_sections(tool, req.spec, &ev.roles, &mut ev.problems);
     args::check_args(tool, req.spec, &mut ev.problems);
+    if let Some(why) = req
+        .spec
+        .output
+        .as_ref()
+        .and_then(|o| o.mount_path.as_deref())
+        .and_then(safe_text::mount_path_problem)
+    {
+        ev.problems.push(Problem::new(
+            Reason::InvalidValue,
+            "spec.output.mountPath",
+            format!("the mount path {why}"),
+        ));
+    }
 
     let files = sources::load_files(
         req.spec,
@@ -67,16 +81,17 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
             applied.push(global);
             ev.globals_applied.push(global.name.clone());
         } else {
-            ev.warnings.push(Warning {
-                key: String::new(),
-                role: None,
-                reason: Reason::GlobalDefaultsInvalid,
-                message: format!(
-                    "GlobalClientDefaults {} selects this config but is invalid and was not applied: {}",
+            // Never a partial application of platform policy: the config is not rendered (its
+            // last good output stays) until the GlobalClientDefaults is fixed.
+            ev.problems.push(Problem::new(
+                Reason::GlobalDefaultsInvalid,
+                format!("GlobalClientDefaults {}", global.name),
+                format!(
+                    "GlobalClientDefaults {} selects this config but is invalid, so platform policy cannot be applied: {}",
                     global.name,
                     problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
                 ),
-            });
+            ));
         }
     }
 
@@ -90,6 +105,14 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
         ev.views.insert(role, view);
     }
 
+    ev.plain_args = args::resolve_plain(
+        tool,
+        req.spec,
+        &bindings,
+        mode,
+        &mut ev.source_problems,
+        &mut ev.problems,
+    );
     choose_one_connection(tool, &mut ev.views, &mut ev.warnings);
     if req.spec.output().secrets() == SecretsMode::Deferred {
         for view in ev.views.values_mut() {
@@ -105,6 +128,7 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
         ev.shadowed.extend(checks::shadowed(role, view));
     }
     checks::check_required(tool, req.spec, &ev.views, &mut ev.problems);
+    args::check_option_values(tool, &ev.views, &mut ev.problems);
 
     ev.problems
         .sort_by(|a, b| (a.reason, &a.field, &a.message).cmp(&(b.reason, &b.field, &b.message)));
@@ -113,7 +137,7 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
     ev.warnings.sort();
     ev.warnings.dedup();
     if ev.is_valid() {
-        match render::render(req, tool, &ev.views, &mut ev.warnings) {
+        match render::render(req, tool, &ev.views, &ev.plain_args, &mut ev.warnings) {
             Ok(rendered) => ev.rendered = Some(rendered),
             Err(problems) => ev.problems.extend(problems),
         }

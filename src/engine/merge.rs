@@ -260,7 +260,9 @@ fn contribution(
         Err(error) => {
             let reason = match error {
                 ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
-                ReferenceError::Unterminated { .. } => Reason::ParseError,
+                ReferenceError::Unterminated { .. } | ReferenceError::Nested { .. } => {
+                    Reason::ParseError
+                }
             };
             return Err(Problem::new(
                 reason,

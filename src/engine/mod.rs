@@ -2,6 +2,7 @@
 //! rendered. It knows nothing of Kubernetes; the operator and the CLI fill a [`Request`].
 
 pub mod args;
+pub mod bootstrap;
 pub mod catalogue;
 mod checks;
 pub mod evaluate;
@@ -14,6 +15,7 @@ pub mod outcome;
 pub mod properties;
 pub mod reference;
 pub mod render;
+pub mod safe_text;
 pub mod secret;
 pub mod sensitive;
 pub mod sources;

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::engine::args::PlainArgs;
 use crate::engine::globals::GlobalDefaults;
 use crate::engine::layers::{Contribution, Layer, Provenance};
 use crate::engine::outcome::{Problem, Shadowed, Warning};
@@ -88,6 +89,8 @@ pub struct Evaluation {
     pub rendered: Option<Rendered>,
     /// `output.renderDefaults`: Kafka's defaults of unset keys are written into the files too.
     pub defaults_rendered: bool,
+    /// Arguments passed to the tool as given, references resolved.
+    pub plain_args: PlainArgs,
 }
 
 impl Evaluation {

@@ -17,7 +17,9 @@ pub enum Reason {
     ParseError,
     UnresolvedReference,
     CrossNamespaceReference,
-    // Valid=False
+    // Valid=False (and Ready=False). First, so that it names the condition: platform policy that
+    // cannot be applied outranks what is wrong with the config itself.
+    GlobalDefaultsInvalid,
     UnknownTool,
     UnknownRole,
     InvalidArgument,
@@ -35,7 +37,6 @@ pub enum Reason {
     DeprecatedKey,
     NonAsciiInFile,
     OverrideIgnored,
-    GlobalDefaultsInvalid,
     ConflictingKeys,
 }
 

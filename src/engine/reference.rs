@@ -60,6 +60,12 @@ pub enum ReferenceError {
     Unresolved { text: String, names: Vec<String> },
     #[error("reference starting at byte {offset} is not closed with '}}'")]
     Unterminated { offset: usize },
+    /// `${env.A:${env.B}}`: the first `}` would close the outer reference and leave a stray `}`
+    /// in the value, so a reference inside a reference is refused rather than half-resolved.
+    #[error(
+        "reference starting at byte {offset} contains another reference: nested references (such as a default written as ${{env.B}}) are not supported"
+    )]
+    Nested { offset: usize },
 }
 
 /// A resolved value, with what it was built from. `Debug` (redacted): `engine::secret`.
@@ -142,6 +148,9 @@ pub fn resolve(
             }
         };
         let body = &text[i + 2..i + 2 + close];
+        if body.contains("${") {
+            return Err(ReferenceError::Nested { offset: i });
+        }
         out.value.push_str(&text[literal_start..i]);
         let end = i + 2 + close + 1;
         let reference = Reference::parse(body);
@@ -350,6 +359,21 @@ mod tests {
         assert_eq!(r.value, "user=u pw=s3cret;");
         assert_eq!(r.secret_parts.len(), 1);
         assert_eq!(&r.value[r.secret_parts[0].range.clone()], "s3cret");
+    }
+
+    #[test]
+    fn nested_reference_is_refused_in_both_modes() {
+        for mode in [Mode::Strict, Mode::Lenient] {
+            let r = resolve(
+                "${env.REGION:${env.B}}",
+                &bindings(),
+                &BTreeSet::new(),
+                mode,
+            );
+            assert_eq!(r, Err(ReferenceError::Nested { offset: 0 }), "{mode:?}");
+            let r = resolve("x ${env.NOPE:$${y}}", &bindings(), &BTreeSet::new(), mode);
+            assert_eq!(r, Err(ReferenceError::Nested { offset: 2 }), "{mode:?}");
+        }
     }
 
     #[test]

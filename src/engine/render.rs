@@ -52,6 +52,7 @@ pub fn render(
     req: &Request<'_>,
     tool: &Tool,
     views: &BTreeMap<Role, RoleView>,
+    plain: &args::PlainArgs,
     warnings: &mut Vec<Warning>,
 ) -> Result<Rendered, Vec<Problem>> {
     let output = req.spec.output();
@@ -146,7 +147,7 @@ pub fn render(
             .kafka_version
             .clone()
             .unwrap_or_else(|| ConfigCatalogue::get().kafka_version.clone());
-        let built = args::build(tool, req.spec, views, &paths, &version, warnings);
+        let built = args::build(tool, views, plain, &paths, &version, warnings);
         if built.carries_secret && !deferred {
             sensitive_keys.insert(format!("{TOOL_ARGS_KEY}: an argument"));
         }

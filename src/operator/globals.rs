@@ -16,7 +16,7 @@ use crate::operator::config_id::ConfigId;
 use crate::operator::context::{Context, lock};
 use crate::operator::crd::{GlobalClientDefaults, GlobalClientDefaultsStatus, KafkaToolConfig};
 use crate::operator::reconcile::now;
-use crate::status::{self, VALID};
+use crate::status;
 
 /// How often the leader refreshes GlobalClientDefaults status (`selectedConfigs` moves with
 /// configs and namespace labels, which have no single trigger).
@@ -71,39 +71,7 @@ pub fn desired_status(
         .map(|s| s.conditions.as_slice())
         .unwrap_or(&[]);
     let generation = global.meta().generation;
-    let mut conditions = Vec::new();
-    if problems.is_empty() {
-        status::set_condition(
-            &mut conditions,
-            previous,
-            VALID,
-            "True",
-            "Valid",
-            "applied to the configs it selects".into(),
-            generation,
-            now,
-        );
-    } else {
-        let reason = problems
-            .first()
-            .map(|p| p.reason.as_str())
-            .unwrap_or("Invalid");
-        let message = problems
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ");
-        status::set_condition(
-            &mut conditions,
-            previous,
-            VALID,
-            "False",
-            reason,
-            message,
-            generation,
-            now,
-        );
-    }
+    let conditions = status::global_conditions(&problems, previous, generation, now);
     let selected = ctx
         .all_configs()
         .iter()

@@ -15,6 +15,42 @@ fn summarize(problems: &[Problem]) -> (Reason, String) {
     (reason, message)
 }
 
+/// The conditions of a GlobalClientDefaults with these problems (`Valid` only). Shared by the
+/// operator and `validate`, so both say the same thing.
+pub fn global_conditions(
+    problems: &[Problem],
+    previous: &[Condition],
+    generation: Option<i64>,
+    now: &str,
+) -> Vec<Condition> {
+    let mut conditions = Vec::new();
+    if problems.is_empty() {
+        set_condition(
+            &mut conditions,
+            previous,
+            VALID,
+            "True",
+            "Valid",
+            "applied to the configs it selects".into(),
+            generation,
+            now,
+        );
+    } else {
+        let (reason, message) = summarize(problems);
+        set_condition(
+            &mut conditions,
+            previous,
+            VALID,
+            "False",
+            reason.as_str(),
+            format!("{message}; not applied: the configs it selects keep their last good output"),
+            generation,
+            now,
+        );
+    }
+    conditions
+}
+
 /// What the operator knows about the output object when it writes status.
 #[derive(Debug, Clone, Default)]
 pub struct Live {

@@ -7,7 +7,7 @@
 mod build;
 mod cached;
 
-pub use build::{Live, build, record_history};
+pub use build::{Live, build, global_conditions, record_history};
 pub use cached::{ContentHash, Digest, Kept, digest};
 
 use schemars::JsonSchema;

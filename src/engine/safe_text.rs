@@ -1,0 +1,114 @@
+//! Text that ends up in `tool.args` or in a path: the launcher passes `tool.args` one argument per
+//! line, and Kafka's `${file:path:key}` references cut paths at `:` and `}`. A control character in
+//! an argument, or a stray character in a path, would change what the tool runs with behind
+//! `explain`'s back, so such text is refused, never escaped. (Property *files* are different: the
+//! writer escapes every character exactly as `Properties.store` does.)
+
+use std::fmt::Write as _;
+
+/// The first character that must not reach an argument list: a C0/C1 control character (CR, LF,
+/// NUL, TAB, ESC, DEL, NEL, …) or a Unicode line/paragraph separator.
+pub fn forbidden_char(text: &str) -> Option<(usize, char)> {
+    text.char_indices()
+        .find(|&(_, c)| c.is_control() || c == '\u{2028}' || c == '\u{2029}')
+}
+
+/// `"contains U+000A (a control character) at byte 4"`, for a message; never quotes the text.
+pub fn describe_forbidden(text: &str) -> Option<String> {
+    let (at, c) = forbidden_char(text)?;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "contains U+{:04X} (a control character or line separator) at byte {at}",
+        u32::from(c)
+    );
+    Some(out)
+}
+
+/// Why `path` cannot be the directory the files are mounted at, if it cannot.
+///
+/// Absolute, already normalised (no empty, `.` or `..` segments, no trailing `/`), and made only of
+/// `A-Z a-z 0-9 . _ -` between the slashes: the path is written into `${file:…:…}` references and
+/// into `tool.args`, where `:`, `}`, `,`, spaces and control characters would each change meaning.
+pub fn mount_path_problem(path: &str) -> Option<String> {
+    if let Some(why) = describe_forbidden(path) {
+        return Some(why);
+    }
+    let Some(rest) = path.strip_prefix('/') else {
+        return Some("must be an absolute path (start with /)".into());
+    };
+    if rest.is_empty() {
+        return Some("cannot be the root directory".into());
+    }
+    for segment in rest.split('/') {
+        match segment {
+            "" => return Some("must be normalised: no empty segment (// or a trailing /)".into()),
+            "." | ".." => {
+                return Some(format!("must be normalised: no {segment:?} segment"));
+            }
+            _ => {}
+        }
+        if let Some(c) = segment
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+        {
+            return Some(format!(
+                "may only hold A-Z a-z 0-9 . _ - between slashes, not U+{:04X}",
+                u32::from(c)
+            ));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_and_line_separators_are_found() {
+        for (text, at) in [
+            ("a\nb", 1),
+            ("\r", 0),
+            ("x\0", 1),
+            ("tab\there", 3),
+            ("del\u{7f}", 3),
+            ("nel\u{85}", 3),
+            ("ls\u{2028}", 2),
+            ("ps\u{2029}", 2),
+        ] {
+            assert_eq!(forbidden_char(text).map(|(i, _)| i), Some(at), "{text:?}");
+        }
+        assert_eq!(forbidden_char("plain é ü = : -- ${env.X}"), None);
+    }
+
+    #[test]
+    fn description_names_the_code_point_not_the_text() {
+        let why = describe_forbidden("secret\nrest").expect("found");
+        assert!(why.contains("U+000A") && why.contains("byte 6"), "{why}");
+        assert!(!why.contains("secret"));
+    }
+
+    #[test]
+    fn mount_paths() {
+        for ok in ["/etc/kafka-config", "/a", "/opt/x_y/z-1.2"] {
+            assert_eq!(mount_path_problem(ok), None, "{ok}");
+        }
+        for bad in [
+            "etc/kafka",
+            "/",
+            "/etc//kafka",
+            "/etc/kafka/",
+            "/etc/../root",
+            "/etc/./kafka",
+            "/etc/kafka\n--producer.config",
+            "/etc/ka:fka",
+            "/etc/ka}fka",
+            "/etc/ka fka",
+            "/etc/kafka,x",
+            "/etc/kafé",
+        ] {
+            assert!(mount_path_problem(bad).is_some(), "{bad:?} accepted");
+        }
+    }
+}
