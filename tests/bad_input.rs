@@ -45,6 +45,58 @@ fn bad_client(spec_tail: &str) -> String {
     )
 }
 
+/// `spec_tail` below a KafkaToolConfig of `tool` named `bad` in namespace `ns`.
+fn bad_tool(tool: &str, spec_tail: &str) -> String {
+    format!(
+        "apiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {{name: bad, namespace: ns}}\nspec:\n  tool: {tool}\n{spec_tail}"
+    )
+}
+
+/// A GlobalClientDefaults named `platform` selecting only `tool` (so GOOD is untouched).
+fn global_for(tool: &str, spec_tail: &str) -> String {
+    format!(
+        "apiVersion: kafkaconfig.dev/v1alpha1\nkind: GlobalClientDefaults\nmetadata: {{name: platform}}\nspec:\n  selector: {{tools: [{tool}]}}\n{spec_tail}"
+    )
+}
+
+/// MirrorMaker 2 between a and b, under an enforced SASL_SSL and a Denylist on `security.*`.
+fn mirror_under_policy(extra: &str) -> Vec<String> {
+    vec![
+        global_for(
+            "connect-mirror-maker",
+            "  enforced: {common: {security.protocol: SASL_SSL}}\n  overridePolicy: {mode: Denylist, keys: ['security.*']}\n",
+        ),
+        bad_tool(
+            "connect-mirror-maker",
+            &format!(
+                "  properties:\n    mirror-maker:\n      clusters: a, b\n      a.bootstrap.servers: a:9092\n      b.bootstrap.servers: b:9092\n      a->b.enabled: true\n{extra}"
+            ),
+        ),
+    ]
+}
+
+/// A console producer under an enforced SASL_SSL and a Denylist on `security.*`.
+fn producer_under_policy(spec_tail: &str) -> Vec<String> {
+    vec![
+        global_for(
+            "kafka-console-producer",
+            "  enforced: {common: {security.protocol: SASL_SSL}}\n  overridePolicy: {mode: Denylist, keys: ['security.*']}\n",
+        ),
+        bad_tool("kafka-console-producer", spec_tail),
+    ]
+}
+
+/// A broker config beside a GlobalClientDefaults for kafka-server with `global_tail`.
+fn broker_under(global_tail: &str) -> Vec<String> {
+    vec![
+        global_for("kafka-server", global_tail),
+        bad_tool(
+            "kafka-server",
+            "  roles: [broker]\n  properties: {broker: {node.id: \"1\", process.roles: broker}}\n",
+        ),
+    ]
+}
+
 fn config_map(name: &str, key: &str, text: &str) -> String {
     let mut out = format!(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: ns}}\ndata:\n  {key}: |\n"
@@ -428,6 +480,281 @@ fn cases() -> Vec<Case> {
                 reason: Reason::ConfigMapNotFound,
                 field: "spec.configFiles[0].configMapKeyRef",
                 needles: &["ConfigMap nope does not exist"],
+            },
+        },
+        // ---- issue 23: what the tool runs is what explain says ----
+        Case {
+            name: "args: a line break in an option name",
+            docs: || {
+                producer_under_policy(
+                    "  args: {topic: t, bootstrap-server: 'k:9092', \"x\\n--producer.config\": /tmp/evil.properties}\n",
+                )
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidArgument,
+                field: "spec.args[\"x\\n--producer.config\"]",
+                needles: &["option name contains U+000A"],
+            },
+        },
+        Case {
+            name: "args: a line break in a value that maps to no property",
+            docs: || {
+                producer_under_policy(
+                    "  args: {bootstrap-server: 'k:9092', topic: \"t\\n--producer-property\\nsecurity.protocol=PLAINTEXT\"}\n",
+                )
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidArgument,
+                field: "spec.args.topic",
+                needles: &["value contains U+000A"],
+            },
+        },
+        Case {
+            name: "args: a line break in a property value that becomes --bootstrap-server",
+            docs: || {
+                producer_under_policy(
+                    "  args: {topic: t}\n  properties: {producer: {bootstrap.servers: \"k:9092\\n--producer.config\\n/tmp/evil\"}}\n",
+                )
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidValue,
+                field: "properties.producer",
+                needles: &["--bootstrap-server", "U+000A"],
+            },
+        },
+        Case {
+            name: "args: a line break brought in by a reference",
+            docs: || {
+                producer_under_policy(
+                    "  env: [{name: T, value: \"t\\n--producer.config\"}]\n  args: {bootstrap-server: 'k:9092', topic: '${env.T}'}\n",
+                )
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidArgument,
+                field: "spec.args.topic",
+                needles: &["after resolving references", "U+000A"],
+            },
+        },
+        Case {
+            name: "output.mountPath: a line break",
+            docs: || {
+                vec![bad_client(
+                    "  properties: {producer: {bootstrap.servers: 'k:9092'}}\n  output: {mountPath: \"/etc/kafka\\n--producer.config\"}\n",
+                )]
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidValue,
+                field: "spec.output.mountPath",
+                needles: &["U+000A"],
+            },
+        },
+        Case {
+            name: "output.mountPath: relative with ..",
+            docs: || {
+                vec![bad_client(
+                    "  properties: {producer: {bootstrap.servers: 'k:9092'}}\n  output: {mountPath: /etc/../root}\n",
+                )]
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidValue,
+                field: "spec.output.mountPath",
+                needles: &["normalised", "\"..\""],
+            },
+        },
+        Case {
+            name: "args: a property-carrying option spelled name=value",
+            docs: || {
+                producer_under_policy(
+                    "  args: {topic: t, bootstrap-server: 'k:9092', command-config=/tmp/evil.properties: true}\n",
+                )
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidArgument,
+                field: "spec.args[\"command-config=/tmp/evil.properties\"]",
+                needles: &["not after '='"],
+            },
+        },
+        Case {
+            name: "args: an empty option name",
+            docs: || {
+                producer_under_policy("  args: {topic: t, bootstrap-server: 'k:9092', '': x}\n")
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidArgument,
+                field: "spec.args[\"\"]",
+                needles: &["cannot be empty"],
+            },
+        },
+        Case {
+            name: "args: an unresolved reference in an argument that maps to no property",
+            docs: || {
+                producer_under_policy("  args: {bootstrap-server: 'k:9092', topic: '${env.T}'}\n")
+            },
+            expect: Expect::Problem {
+                reason: Reason::UnresolvedReference,
+                field: "spec.args.topic",
+                needles: &["${env.T}", "spec.env"],
+            },
+        },
+        Case {
+            name: "args: a reference in an argument that maps to no property resolves",
+            docs: || {
+                producer_under_policy(
+                    "  env: [{name: T, value: orders}]\n  args: {bootstrap-server: 'k:9092', topic: '${env.T}'}\n  extraArgs: ['--property', 'parse.key=${env.K:false}']\n",
+                )
+            },
+            expect: Expect::Renders {
+                warning: None,
+                check: |ev| {
+                    let args = &ev.rendered.as_ref().expect("rendered").files["tool.args"];
+                    assert!(args.contains("--topic\norders\n"), "{args}");
+                    assert!(args.contains("--property\nparse.key=false\n"), "{args}");
+                    assert!(!args.contains("${"), "{args}");
+                },
+            },
+        },
+        Case {
+            name: "references: nested default ${env.A:${env.B}}",
+            docs: || {
+                vec![bad_client(
+                    "  env: [{name: A, value: va}]\n  properties: {producer: {bootstrap.servers: 'k:9092', client.id: '${env.A:${env.B}}'}}\n",
+                )]
+            },
+            expect: Expect::Problem {
+                reason: Reason::ParseError,
+                field: "properties.producer",
+                needles: &["client.id", "nested references"],
+            },
+        },
+        Case {
+            name: "mirror maker: {cluster}.k beats an enforced security.protocol",
+            docs: || mirror_under_policy("      a.security.protocol: PLAINTEXT\n"),
+            expect: Expect::Problem {
+                reason: Reason::OverrideNotAllowed,
+                field: "spec (mirror-maker)",
+                needles: &[
+                    "a.security.protocol",
+                    "sets security.protocol for a cluster",
+                ],
+            },
+        },
+        Case {
+            name: "mirror maker: {role}.override.k beats an enforced security.protocol",
+            docs: || mirror_under_policy("      producer.override.security.protocol: PLAINTEXT\n"),
+            expect: Expect::Problem {
+                reason: Reason::OverrideNotAllowed,
+                field: "spec (mirror-maker)",
+                needles: &[
+                    "producer.override.security.protocol",
+                    "GlobalClientDefaults platform",
+                ],
+            },
+        },
+        Case {
+            name: "mirror maker: {cluster}.{role}.k with an enforced key and no Denylist",
+            docs: || {
+                vec![
+                    global_for(
+                        "connect-mirror-maker",
+                        "  enforced: {common: {security.protocol: SASL_SSL}}\n",
+                    ),
+                    bad_tool(
+                        "connect-mirror-maker",
+                        "  properties:\n    mirror-maker:\n      clusters: a, b\n      a.bootstrap.servers: a:9092\n      b.bootstrap.servers: b:9092\n      b.consumer.security.protocol: PLAINTEXT\n",
+                    ),
+                ]
+            },
+            expect: Expect::Problem {
+                reason: Reason::OverrideNotAllowed,
+                field: "spec (mirror-maker)",
+                needles: &[
+                    "b.consumer.security.protocol",
+                    "would beat security.protocol enforced by GlobalClientDefaults platform",
+                ],
+            },
+        },
+        Case {
+            name: "global defaults: a value of the wrong type stops the configs it selects",
+            docs: || {
+                vec![
+                    global_for(
+                        "kafka-console-consumer",
+                        "  defaults: {consumer: {max.partition.fetch.bytes: lots}}\n",
+                    ),
+                    bad_tool(
+                        "kafka-console-consumer",
+                        "  args: {topic: t, bootstrap-server: 'k:9092'}\n",
+                    ),
+                ]
+            },
+            expect: Expect::Problem {
+                reason: Reason::GlobalDefaultsInvalid,
+                field: "GlobalClientDefaults platform",
+                needles: &["spec.defaults.consumer.max.partition.fetch.bytes", "lots"],
+            },
+        },
+        Case {
+            name: "global defaults: an enforced local-only broker key",
+            docs: || broker_under("  enforced: {broker: {node.id: \"7\"}}\n"),
+            expect: Expect::Problem {
+                reason: Reason::GlobalDefaultsInvalid,
+                field: "GlobalClientDefaults platform",
+                needles: &["spec.enforced.broker.node.id", "local to each broker"],
+            },
+        },
+        Case {
+            name: "global defaults: a local-only broker key as a default",
+            docs: || broker_under("  defaults: {broker: {node.id: \"99\"}}\n"),
+            expect: Expect::Problem {
+                reason: Reason::GlobalDefaultsInvalid,
+                field: "GlobalClientDefaults platform",
+                needles: &["spec.defaults.broker.node.id"],
+            },
+        },
+        Case {
+            name: "global defaults: an enforced value written as a reference",
+            docs: || {
+                vec![
+                    global_for(
+                        "kafka-console-producer",
+                        "  enforced: {common: {client.id: '${env.CID:platform}'}}\n",
+                    ),
+                    bad_tool(
+                        "kafka-console-producer",
+                        "  env: [{name: CID, value: tenant}]\n  args: {topic: t, bootstrap-server: 'k:9092'}\n",
+                    ),
+                ]
+            },
+            expect: Expect::Problem {
+                reason: Reason::GlobalDefaultsInvalid,
+                field: "GlobalClientDefaults platform",
+                needles: &["cannot hold a reference"],
+            },
+        },
+        Case {
+            name: "bootstrap.servers: empty",
+            docs: || {
+                producer_under_policy(
+                    "  args: {topic: t}\n  properties: {producer: {bootstrap.servers: ''}}\n",
+                )
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidValue,
+                field: "properties.producer",
+                needles: &["bootstrap.servers", "is empty"],
+            },
+        },
+        Case {
+            name: "bootstrap.servers: not host:port",
+            docs: || {
+                vec![bad_client(
+                    "  properties: {producer: {bootstrap.servers: 'kafka, b:9092'}}\n",
+                )]
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidValue,
+                field: "properties.producer",
+                needles: &["bootstrap.servers", "entry 1 is not host:port"],
             },
         },
     ]

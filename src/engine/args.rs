@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::bootstrap;
 use crate::engine::catalogue::tools::{Applied, Tool, ToolCatalogue, version_at_least};
-use crate::engine::model::RoleView;
+use crate::engine::model::{PlainArgs, RoleView};
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::reference::{self, Bindings, Mode, ReferenceError};
 use crate::engine::safe_text;
@@ -89,7 +89,8 @@ pub fn check_args(tool: &Tool, spec: &ToolConfigSpec, problems: &mut Vec<Problem
 /// `spec.args.NAME`, with a hostile name escaped and cut so the field stays one short line.
 fn arg_field(name: &str) -> String {
     const MAX: usize = 64;
-    let plain = name.len() <= MAX
+    let plain = !name.is_empty()
+        && name.len() <= MAX
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
@@ -146,17 +147,6 @@ pub fn check_option_values(
     }
 }
 
-/// Arguments that map to no client property and `extraArgs`, with their references resolved
-/// (every value of every layer is resolved, arguments included).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PlainArgs {
-    /// `(option name, value)`; `None` for a flag given as `true`.
-    pub options: Vec<(String, Option<String>)>,
-    pub extra: Vec<String>,
-    /// Whether a resolved value came from a Secret.
-    pub carries_secret: bool,
-}
-
 /// Resolves references in the arguments [`build`] passes through as given. Problems go to
 /// `source_problems`, as for any other unresolved reference.
 pub fn resolve_plain(
@@ -173,8 +163,11 @@ pub fn resolve_plain(
         match reference::resolve(text, bindings, &no_providers, mode) {
             Ok(resolved) => {
                 plain.carries_secret |= resolved.is_secret();
-                // A reference can bring a line break in: check what the tool would get.
-                if let Some(why) = safe_text::describe_forbidden(&resolved.value) {
+                // A reference can bring a line break in: check what the tool would get (a raw
+                // one is already reported by `check_args`).
+                if safe_text::forbidden_char(text).is_none()
+                    && let Some(why) = safe_text::describe_forbidden(&resolved.value)
+                {
                     problems.push(Problem::new(
                         Reason::InvalidArgument,
                         field,

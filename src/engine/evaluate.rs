@@ -8,6 +8,7 @@ use crate::engine::globals::{self, GlobalDefaults};
 use crate::engine::merge::{
     self, choose_one_connection, collect, declare_deferred_providers, resolve,
 };
+use crate::engine::mirror_maker;
 use crate::engine::model::{Evaluation, Request};
 use crate::engine::outcome::{Problem, Reason};
 use crate::engine::reference::Mode;
@@ -121,7 +122,11 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
     }
 
     for (&role, view) in &ev.views {
-        checks::check_override_policy(role, view, &applied, &mut ev.problems);
+        if role == Role::MirrorMaker {
+            mirror_maker::check_policy(view, &applied, &mut ev.problems);
+        } else {
+            checks::check_override_policy(role, view, &applied, &mut ev.problems);
+        }
         checks::warn_forced_by_tool(tool, req.spec.precedence(), role, view, &mut ev.warnings);
         checks::warn_enforced(role, view, &mut ev.warnings);
         validate::check_role(role, view, &mut ev.problems, &mut ev.warnings);

@@ -12,7 +12,7 @@ use crate::engine::spec::{
     SelectorOperator, SpecMap,
 };
 use crate::engine::suggest;
-use crate::engine::validate;
+use crate::engine::validate::typed::check_value;
 
 /// A named GlobalClientDefaults.
 #[derive(Debug, Clone)]
@@ -155,7 +155,7 @@ impl GlobalDefaults {
                     let Some(def) = catalogue.key(role, key) else {
                         continue;
                     };
-                    if let Err(why) = validate::check_value(def, &text) {
+                    if let Err(why) = check_value(def, &text) {
                         let shown = if def.is_password() {
                             REDACTED.to_string()
                         } else {

@@ -5,8 +5,120 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::outcome::{Reason, Warning};
+use crate::engine::catalogue::configs::ConfigCatalogue;
+use crate::engine::globals::GlobalDefaults;
+use crate::engine::layers::Layer;
+use crate::engine::model::RoleView;
+use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::spec::Role;
+
+/// The client key a MirrorMaker spelling sets for some cluster or client it builds:
+/// `{cluster}.k`, `{cluster}.{role}.k`, `{role}.override.k`, `{source}->{target}.….k` all set the
+/// client key `k`. `None` for a top-level key (a client key itself, or MirrorMaker's own).
+///
+/// MirrorMaker reads a cluster's clients from `{cluster}.`-prefixed keys first, then the
+/// top-level client keys (`MirrorMakerConfig.clusterProps`), so any of these spellings beats a
+/// top-level value for the cluster or client it names.
+pub fn client_key(key: &str) -> Option<&str> {
+    let catalogue = ConfigCatalogue::get();
+    let is_client_key = |k: &str| {
+        [Role::Producer, Role::Consumer, Role::Admin]
+            .into_iter()
+            .any(|role| catalogue.key(role, k).is_some())
+    };
+    if is_client_key(key) {
+        return None;
+    }
+    // The longest dot-suffix that is a client key.
+    key.match_indices('.')
+        .map(|(at, _)| &key[at + 1..])
+        .find(|suffix| is_client_key(suffix))
+}
+
+/// `overridePolicy` and `enforced` for MirrorMaker 2, judged on the client configuration of each
+/// cluster and client role MirrorMaker builds (issue 23): a Denylist on `security.*` refuses
+/// `a.security.protocol` as it refuses `security.protocol`, and a key that would beat an enforced
+/// value for one cluster is refused, naming the spelling used.
+pub(crate) fn check_policy(
+    view: &RoleView,
+    applied: &[&GlobalDefaults],
+    problems: &mut Vec<Problem>,
+) {
+    let user_sources = |key: &str| -> Vec<String> {
+        view.keys
+            .get(key)
+            .map(|p| {
+                p.chain
+                    .iter()
+                    .filter(|c| c.layer.is_user_layer())
+                    .map(|c| c.source.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for global in applied
+        .iter()
+        .filter(|g| g.applies_to_role(Role::MirrorMaker))
+    {
+        let Some(policy) = &global.spec.override_policy else {
+            continue;
+        };
+        let mut refused = Vec::new();
+        for key in view.keys.keys() {
+            let sources = user_sources(key);
+            if sources.is_empty() {
+                continue;
+            }
+            let judged = client_key(key).unwrap_or(key);
+            if !policy.allows(judged) {
+                let as_client = if judged == key {
+                    String::new()
+                } else {
+                    format!(", which sets {judged} for a cluster or client MirrorMaker builds")
+                };
+                refused.push(format!("{key}{as_client} ({})", sources.join(", ")));
+            }
+        }
+        if !refused.is_empty() {
+            problems.push(Problem::new(
+                Reason::OverrideNotAllowed,
+                "spec (mirror-maker)",
+                format!(
+                    "GlobalClientDefaults {} (overridePolicy {:?}) does not allow this config to set: {}",
+                    global.name,
+                    policy.mode(),
+                    refused.join("; ")
+                ),
+            ));
+        }
+    }
+    // Enforced top-level client keys: no per-cluster or per-client spelling may beat them.
+    for key in view.keys.keys() {
+        let Some(judged) = client_key(key) else {
+            continue;
+        };
+        let sources = user_sources(key);
+        if sources.is_empty() {
+            continue;
+        }
+        let Some(enforced) = view.keys.get(judged).and_then(|p| {
+            p.chain
+                .first()
+                .filter(|winner| winner.layer == Layer::Enforced)
+        }) else {
+            continue;
+        };
+        problems.push(Problem::new(
+            Reason::OverrideNotAllowed,
+            "spec (mirror-maker)",
+            format!(
+                "{key} ({}) would beat {judged} enforced by {} for a cluster or client MirrorMaker builds",
+                sources.join(", "),
+                enforced.source
+            ),
+        ));
+    }
+}
 
 const POLICY_KEY: &str = "connector.client.config.override.policy";
 /// Connect's per-connector client overrides (KIP-458): producer, consumer and admin alike.

@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::engine::args::PlainArgs;
 use crate::engine::globals::GlobalDefaults;
 use crate::engine::layers::{Contribution, Layer, Provenance};
 use crate::engine::outcome::{Problem, Shadowed, Warning};
@@ -66,6 +65,17 @@ pub fn file_contribution(provenance: &Provenance) -> Option<&Contribution> {
         .chain
         .iter()
         .find(|c| c.layer != Layer::ForcedByTool && c.layer != Layer::KafkaDefaults)
+}
+
+/// Arguments that map to no client property and `extraArgs`, with their references resolved
+/// (every value of every layer is resolved, arguments included).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlainArgs {
+    /// `(option name, value)`; `None` for a flag given as `true`.
+    pub options: Vec<(String, Option<String>)>,
+    pub extra: Vec<String>,
+    /// Whether a resolved value came from a Secret.
+    pub carries_secret: bool,
 }
 
 /// The result of evaluating one KafkaToolConfig.

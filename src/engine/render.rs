@@ -10,8 +10,8 @@ use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::catalogue::tools::Tool;
 use crate::engine::layers::{Contribution, SecretOrigin};
 use crate::engine::mirror_maker;
+use crate::engine::model::{PlainArgs, Request, RoleView};
 pub use crate::engine::model::{Rendered, SecretMount};
-use crate::engine::model::{Request, RoleView};
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::properties;
 use crate::engine::sensitive;
@@ -52,7 +52,7 @@ pub fn render(
     req: &Request<'_>,
     tool: &Tool,
     views: &BTreeMap<Role, RoleView>,
-    plain: &args::PlainArgs,
+    plain: &PlainArgs,
     warnings: &mut Vec<Warning>,
 ) -> Result<Rendered, Vec<Problem>> {
     let output = req.spec.output();

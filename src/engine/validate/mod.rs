@@ -2,7 +2,7 @@
 //! applies when a client starts, so a bad value fails here instead of in a pod.
 
 mod java;
-mod typed;
+pub(crate) mod typed;
 
 pub use typed::{check_value, is_checked};
 
