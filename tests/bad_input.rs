@@ -757,6 +757,41 @@ fn cases() -> Vec<Case> {
                 needles: &["bootstrap.servers", "entry 1 is not host:port"],
             },
         },
+        Case {
+            name: "e2e-latency: group.id is computed by the tool",
+            docs: || {
+                vec![bad_tool(
+                    "kafka-e2e-latency",
+                    "  args: {bootstrap-server: 'k:9092', topic: t, num-records: 10, producer-acks: all, record-size: 100}\n  properties: {consumer: {group.id: mine}}\n",
+                )]
+            },
+            expect: Expect::Renders {
+                warning: Some((Reason::ForcedByTool, &["group.id", "test-group-"])),
+                check: |_| {},
+            },
+        },
+        Case {
+            name: "streams-application-reset: no bootstrap anywhere",
+            docs: || {
+                vec![bad_tool(
+                    "kafka-streams-application-reset",
+                    "  args: {application-id: app}\n",
+                )]
+            },
+            expect: Expect::Renders {
+                warning: Some((
+                    Reason::DefaultAddress,
+                    &["bootstrap.servers", "localhost:9092"],
+                )),
+                check: |ev| {
+                    let args = &ev.rendered.as_ref().expect("rendered").files["tool.args"];
+                    assert!(
+                        args.contains("--bootstrap-server\nlocalhost:9092\n"),
+                        "{args}"
+                    );
+                },
+            },
+        },
     ]
 }
 

@@ -1196,3 +1196,64 @@ fn a_reference_to_another_namespace_is_refused_not_ignored() {
         own.source_problems
     );
 }
+
+#[test]
+fn mirror_maker_clients_get_the_enforced_value_and_explain_shows_it_per_cluster() {
+    use kafka_config_operator::cli::explain_entries;
+    let ev = eval(
+        r#"
+apiVersion: kafkaconfig.dev/v1alpha1
+kind: KafkaToolConfig
+metadata: {name: mm, namespace: ns}
+spec:
+  tool: connect-mirror-maker
+  properties:
+    mirror-maker:
+      clusters: a, b
+      a.bootstrap.servers: a:9092
+      b.bootstrap.servers: b:9092
+      producer.override.acks: "1"
+      b.producer.acks: all
+      a.acks: "0"
+---
+apiVersion: kafkaconfig.dev/v1alpha1
+kind: GlobalClientDefaults
+metadata: {name: platform}
+spec:
+  enforced: {common: {security.protocol: SASL_SSL}}
+"#,
+    );
+    assert!(ev.is_valid(), "{:?}", ev.problems);
+    let entries = explain_entries("ns", "mm", &ev, None);
+    let get = |role: &str, key: &str| {
+        entries
+            .iter()
+            .find(|e| e.role == role && e.key == key)
+            .map(|e| (e.value.clone(), e.source.clone()))
+    };
+    for cluster in ["a", "b"] {
+        for client in ["producer", "consumer", "admin"] {
+            let (value, source) = get(
+                &format!("mirror-maker/{cluster}/{client}"),
+                "security.protocol",
+            )
+            .unwrap_or_else(|| panic!("{cluster} {client}"));
+            assert_eq!(value, "SASL_SSL");
+            assert!(source.contains("GlobalClientDefaults platform"), "{source}");
+        }
+    }
+    // {cluster}.{client}.k beats {client}.override.k; `a.acks` is not a client key of cluster a.
+    assert_eq!(
+        get("mirror-maker/a/producer", "acks")
+            .map(|e| e.0)
+            .as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        get("mirror-maker/b/producer", "acks")
+            .map(|e| e.0)
+            .as_deref(),
+        Some("all")
+    );
+    assert_eq!(get("mirror-maker/a/consumer", "acks"), None);
+}

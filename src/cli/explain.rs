@@ -8,7 +8,9 @@ use serde::Serialize;
 use super::{CliError, Invalid, TextFormat, evaluate_manifest, report_problems, to_json_pretty};
 use crate::engine::Evaluation;
 use crate::engine::layers::{Contribution, Layer};
+use crate::engine::mirror_maker;
 use crate::engine::sensitive::REDACTED;
+use crate::engine::spec::Role;
 use crate::manifest::Workspace;
 
 /// One line of `explain`.
@@ -98,6 +100,33 @@ pub fn explain_entries(
                 }
             }
             entries[first..].sort_by(|a, b| a.key.cmp(&b.key));
+        }
+        // MirrorMaker 2: what each cluster's producer, consumer and admin end up with, under
+        // the role `mirror-maker/<cluster>/<client>`.
+        if *role == Role::MirrorMaker {
+            for client in mirror_maker::cluster_clients(view) {
+                if only_key.is_some_and(|k| k != client.key && k != client.spelling) {
+                    continue;
+                }
+                let c = client.contribution;
+                let value = if ev.is_sensitive(*role, &client.key, c)
+                    || ev.is_sensitive(*role, &client.spelling, c)
+                {
+                    REDACTED.to_string()
+                } else {
+                    c.value.clone()
+                };
+                entries.push(ExplainEntry {
+                    namespace: namespace.to_string(),
+                    name: name.to_string(),
+                    role: format!("{role}/{}/{}", client.cluster, client.client),
+                    key: client.key,
+                    value,
+                    layer: c.layer,
+                    source: format!("{} as {}", c.source, client.spelling),
+                    overridden: Vec::new(),
+                });
+            }
         }
     }
     entries

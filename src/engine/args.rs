@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::bootstrap;
 use crate::engine::catalogue::tools::{Applied, Tool, ToolCatalogue, version_at_least};
+use crate::engine::layers::Layer;
 use crate::engine::model::{PlainArgs, RoleView};
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::reference::{self, Bindings, Mode, ReferenceError};
@@ -143,6 +144,39 @@ pub fn check_option_values(
                     format!("{key} for the {role} client {why}"),
                 ));
             }
+        }
+    }
+}
+
+/// A tool that falls back to a built-in address (`kafka-streams-application-reset`:
+/// `localhost:9092`) when no layer sets one connects somewhere nobody chose: say so.
+pub fn warn_default_address(
+    tool: &Tool,
+    views: &BTreeMap<Role, RoleView>,
+    warnings: &mut Vec<Warning>,
+) {
+    for option in &tool.options {
+        let Some(default) = &option.default else {
+            continue;
+        };
+        if !bootstrap::ADDRESS_KEYS.contains(&option.key.as_str()) {
+            continue;
+        }
+        let from_default = views
+            .iter()
+            .filter(|(role, _)| option.feeds(**role, tool))
+            .filter_map(|(_, view)| view.effective_value(&option.key))
+            .any(|c| c.layer == Layer::ToolDefaults);
+        if from_default {
+            warnings.push(Warning {
+                key: option.key.clone(),
+                role: None,
+                reason: Reason::DefaultAddress,
+                message: format!(
+                    "no layer sets {}: {} falls back to its built-in --{} {default}",
+                    option.key, tool.name, option.name
+                ),
+            });
         }
     }
 }

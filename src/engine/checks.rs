@@ -89,6 +89,29 @@ pub(crate) fn warn_forced_by_tool(
             message,
         });
     }
+    // Values the tool computes on every run (`test-group-<millis>`): a user value never applies.
+    for key in tool.always_computed.get(&role).into_iter().flatten() {
+        let Some(user) = view.file_value(key) else {
+            continue;
+        };
+        if user.layer == Layer::ToolDefaults {
+            continue;
+        }
+        let computed = tool
+            .dynamic
+            .get(&role)
+            .and_then(|d| d.get(key))
+            .map_or("at run time", String::as_str);
+        warnings.push(Warning {
+            key: key.clone(),
+            role: Some(role),
+            reason: Reason::ForcedByTool,
+            message: format!(
+                "{} sets {key} itself ({computed}): the value from {} is rendered but never takes effect",
+                tool.name, user.source
+            ),
+        });
+    }
 }
 
 pub(crate) fn warn_enforced(role: Role, view: &RoleView, warnings: &mut Vec<Warning>) {

@@ -134,6 +134,7 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
     }
     checks::check_required(tool, req.spec, &ev.views, &mut ev.problems);
     args::check_option_values(tool, &ev.views, &mut ev.problems);
+    args::warn_default_address(tool, &ev.views, &mut ev.warnings);
 
     ev.problems
         .sort_by(|a, b| (a.reason, &a.field, &a.message).cmp(&(b.reason, &b.field, &b.message)));

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::globals::GlobalDefaults;
-use crate::engine::layers::Layer;
+use crate::engine::layers::{Contribution, Layer};
 use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::spec::Role;
@@ -33,6 +33,106 @@ pub fn client_key(key: &str) -> Option<&str> {
     key.match_indices('.')
         .map(|(at, _)| &key[at + 1..])
         .find(|suffix| is_client_key(suffix))
+}
+
+/// One client setting of one cluster as MirrorMaker builds it, and the spelling it came from.
+pub struct ClusterClientValue<'v> {
+    pub cluster: String,
+    /// `producer`, `consumer` or `admin`.
+    pub client: &'static str,
+    pub key: String,
+    /// The `mm2.properties` key the value comes from (`us-east.producer.acks`, `acks`, …).
+    pub spelling: String,
+    pub contribution: &'v Contribution,
+}
+
+/// Top-level keys MirrorMaker copies into every cluster's clients (`MirrorClientConfig`'s
+/// client config: the connection and its security settings).
+fn inherited_by_clusters(key: &str) -> bool {
+    key == "bootstrap.servers"
+        || key == "security.protocol"
+        || key.starts_with("ssl.")
+        || key.starts_with("sasl.")
+}
+
+/// The effective client settings of each cluster and client MirrorMaker builds, highest first:
+/// `{cluster}.{client}.k`, then `{client}.override.k` (policy `All` only, KIP-781), then
+/// `{cluster}.k` and then a top-level `k`, both only for connection/security keys (the ones
+/// `MirrorMakerConfig.clusterProps` copies into clients). For `explain`.
+pub fn cluster_clients(view: &RoleView) -> Vec<ClusterClientValue<'_>> {
+    let value = |key: &str| view.effective_value(key);
+    let clusters: Vec<String> = value("clusters")
+        .map(|c| {
+            c.value
+                .split(',')
+                .map(|c| c.trim().to_string())
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let overrides_apply =
+        value(POLICY_KEY).is_none_or(|p| p.value.trim().eq_ignore_ascii_case("All"));
+    let mut out = Vec::new();
+    for cluster in &clusters {
+        for client in OVERRIDE_ROLES {
+            // client key -> (rank, spelling, value); the highest rank wins.
+            let mut keys: BTreeMap<&str, (u8, &str, &Contribution)> = BTreeMap::new();
+            for key in view.keys.keys() {
+                let Some(winner) = value(key) else {
+                    continue;
+                };
+                let Some((rank, client_key)) = spelling_rank(key, cluster, client, overrides_apply)
+                else {
+                    continue;
+                };
+                let slot = keys.entry(client_key).or_insert((rank, key, winner));
+                if rank > slot.0 {
+                    *slot = (rank, key, winner);
+                }
+            }
+            for (key, (_, spelling, contribution)) in keys {
+                out.push(ClusterClientValue {
+                    cluster: cluster.clone(),
+                    client,
+                    key: key.to_string(),
+                    spelling: spelling.to_string(),
+                    contribution,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Where `key` ranks for `client` of `cluster` (3 highest) and which client key it sets.
+fn spelling_rank<'k>(
+    key: &'k str,
+    cluster: &str,
+    client: &str,
+    overrides_apply: bool,
+) -> Option<(u8, &'k str)> {
+    if let Some(rest) = key.strip_prefix(cluster).and_then(|r| r.strip_prefix('.')) {
+        if let Some(k) = rest.strip_prefix(client).and_then(|r| r.strip_prefix('.')) {
+            return Some((3, k));
+        }
+        // Another client's key of this cluster is not this client's.
+        if OVERRIDE_ROLES
+            .iter()
+            .any(|r| rest.strip_prefix(r).is_some_and(|t| t.starts_with('.')))
+        {
+            return None;
+        }
+        // `MirrorMakerConfig.clusterProps` copies only client connection/security keys of
+        // `{cluster}.k` into the cluster's clients.
+        return inherited_by_clusters(rest).then_some((1, rest));
+    }
+    if let Some(k) = key
+        .strip_prefix(client)
+        .and_then(|r| r.strip_prefix(".override."))
+    {
+        return overrides_apply.then_some((2, k));
+    }
+    inherited_by_clusters(key).then_some((0, key))
 }
 
 /// `overridePolicy` and `enforced` for MirrorMaker 2, judged on the client configuration of each

@@ -38,6 +38,7 @@ pub enum Reason {
     NonAsciiInFile,
     OverrideIgnored,
     ConflictingKeys,
+    DefaultAddress,
 }
 
 impl Reason {
@@ -67,6 +68,7 @@ impl Reason {
             Reason::OverrideIgnored => "OverrideIgnored",
             Reason::GlobalDefaultsInvalid => "GlobalDefaultsInvalid",
             Reason::ConflictingKeys => "ConflictingKeys",
+            Reason::DefaultAddress => "DefaultAddress",
         }
     }
 }

@@ -130,6 +130,10 @@ pub struct Tool {
     pub forced: BTreeMap<Role, BTreeMap<String, String>>,
     #[serde(default)]
     pub dynamic: BTreeMap<Role, BTreeMap<String, String>>,
+    /// `dynamic` keys the tool sets on every run, whatever the user gives (the forced values of
+    /// the KIP-1137 table that have no literal value, such as `test-group-<millis>`).
+    #[serde(default)]
+    pub always_computed: BTreeMap<Role, Vec<String>>,
     /// Keys a GlobalClientDefaults may not enforce (the global broker config's protected list).
     #[serde(default)]
     pub local_only_keys: Vec<String>,
