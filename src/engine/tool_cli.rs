@@ -41,6 +41,8 @@ pub enum ArgError {
     MissingRequired { option: String },
     #[error("option --{option} is not allowed with --{other}")]
     NotAllowedWith { option: String, other: String },
+    #[error("option --{option} is allowed only with --{}", needs.join(" or --"))]
+    NotAvailable { option: String, needs: Vec<String> },
     #[error("unknown subcommand {given:?}")]
     UnknownSubcommand { given: String },
     #[error("a subcommand is required")]
@@ -92,18 +94,6 @@ pub fn parse(table: &OptionTable, argv: &[String]) -> Result<ParsedArgs, ArgErro
     }
 }
 
-/// The scope (the tool, or its innermost subcommand) a parse ended in.
-fn final_scope<'a>(table: &'a OptionTable, parsed: &ParsedArgs) -> &'a Scope {
-    let mut scope = &table.scope;
-    for name in &parsed.subcommands {
-        match scope.subcommands.iter().find(|s| &s.name == name) {
-            Some(sub) => scope = &sub.scope,
-            None => break,
-        }
-    }
-    scope
-}
-
 /// The checks the parser makes after the last argument; only for a whole command line.
 pub fn check_complete(table: &OptionTable, parsed: &ParsedArgs) -> Result<(), ArgError> {
     match table.parser {
@@ -119,7 +109,6 @@ pub fn check_complete(table: &OptionTable, parsed: &ParsedArgs) -> Result<(), Ar
                     argparse::check_required(scope, parsed)?;
                 }
             }
-            let _ = final_scope(table, parsed);
             Ok(())
         }
         ParserKind::None => Ok(()),
@@ -425,9 +414,9 @@ mod jopt {
                 continue;
             }
             if !option.available_if.is_empty() && !any(&option.available_if) {
-                return Err(ArgError::NotAllowedWith {
+                return Err(ArgError::NotAvailable {
                     option: name.to_string(),
-                    other: format!("out {}", option.available_if.join(" or --")),
+                    needs: option.available_if.clone(),
                 });
             }
             if let Some(other) = option.available_unless.iter().find(|o| has(o)) {
