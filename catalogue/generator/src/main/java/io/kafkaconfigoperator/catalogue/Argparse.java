@@ -71,14 +71,7 @@ final class Argparse {
                 if (nargs != null) {
                     o.put("nargs", nargs);
                 }
-                String type = type(arg);
-                if (type != null) {
-                    o.put("type", type);
-                }
-                List<String> choices = choices(arg);
-                if (choices != null) {
-                    o.put("choices", choices);
-                }
+                putTypeAndChoices(arg, o);
             }
             Object group = ToolOptions.field(arg, "argumentGroup_");
             if (group != null && mutexIndex.containsKey(group)) {
@@ -94,14 +87,7 @@ final class Argparse {
             p.put("name", ToolOptions.field(arg, "name_"));
             String nargs = nargs(arg);
             p.put("nargs", nargs == null ? "1" : nargs);
-            String type = type(arg);
-            if (type != null) {
-                p.put("type", type);
-            }
-            List<String> choices = choices(arg);
-            if (choices != null) {
-                p.put("choices", choices);
-            }
+            putTypeAndChoices(arg, p);
             positionals.add(p);
         }
         out.put("positionals", positionals);
@@ -122,6 +108,18 @@ final class Argparse {
         }
         subs.sort(java.util.Comparator.comparing(s -> (String) s.get("name")));
         out.put("subcommands", subs);
+    }
+
+    /** "type" and "choices", each only when the argument has one. */
+    private static void putTypeAndChoices(Object arg, Map<String, Object> out) {
+        String type = type(arg);
+        if (type != null) {
+            out.put("type", type);
+        }
+        List<String> choices = choices(arg);
+        if (choices != null) {
+            out.put("choices", choices);
+        }
     }
 
     private static List<String> names(String tool, Object arg) {
