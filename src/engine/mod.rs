@@ -21,6 +21,7 @@ pub mod sensitive;
 pub mod sources;
 pub mod spec;
 pub mod suggest;
+pub mod tool_cli;
 pub mod validate;
 
 pub use evaluate::evaluate;
