@@ -792,6 +792,125 @@ fn cases() -> Vec<Case> {
                 },
             },
         },
+        Case {
+            name: "extraArgs: a client-property option",
+            docs: || {
+                producer_under_policy(
+                    "  args: {topic: t, bootstrap-server: 'k:9092'}\n  extraArgs: [--producer-property, security.protocol=PLAINTEXT]\n",
+                )
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidArgument,
+                field: "spec.extraArgs[0]",
+                needles: &[
+                    "--producer-property carries client properties",
+                    "spec.properties",
+                ],
+            },
+        },
+        Case {
+            name: "extraArgs: --producer.config=FILE spelling",
+            docs: || {
+                producer_under_policy(
+                    "  args: {topic: t, bootstrap-server: 'k:9092'}\n  extraArgs: ['--producer.config=/tmp/evil.properties']\n",
+                )
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidArgument,
+                field: "spec.extraArgs[0]",
+                needles: &["--producer.config carries"],
+            },
+        },
+        Case {
+            name: "args: unknown options get a did-you-mean",
+            docs: || {
+                vec![bad_tool(
+                    "kafka-console-consumer",
+                    "  args: {topic: t, bootstrap-server: 'k:9092', from-begining: true, max-mesages: 10}\n",
+                )]
+            },
+            expect: Expect::Problem {
+                reason: Reason::UnknownArgument,
+                field: "spec.args.from-begining",
+                needles: &[
+                    "not an option of kafka-console-consumer",
+                    "did you mean --from-beginning?",
+                ],
+            },
+        },
+        Case {
+            name: "extraArgs: a flag given a value (jopt would drop it)",
+            docs: || {
+                vec![bad_tool(
+                    "kafka-console-consumer",
+                    "  args: {topic: t, bootstrap-server: 'k:9092'}\n  extraArgs: ['--skip-message-on-error=false']\n",
+                )]
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidArgument,
+                field: "spec.extraArgs[0]",
+                needles: &["--skip-message-on-error takes no value"],
+            },
+        },
+        Case {
+            name: "extraArgs: an option that sets a client property",
+            docs: || {
+                producer_under_policy(
+                    "  args: {topic: t, bootstrap-server: 'k:9092'}\n  extraArgs: [--bootstrap-server, 'evil:9092']\n",
+                )
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidArgument,
+                field: "spec.extraArgs[0]",
+                needles: &["--bootstrap-server sets bootstrap.servers"],
+            },
+        },
+        Case {
+            name: "extraArgs: an option that needs a value, at the end",
+            docs: || {
+                vec![bad_tool(
+                    "kafka-console-consumer",
+                    "  args: {topic: t, bootstrap-server: 'k:9092'}\n  extraArgs: [--max-messages]\n",
+                )]
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidArgument,
+                field: "spec.extraArgs[0]",
+                needles: &["--max-messages needs a value"],
+            },
+        },
+        Case {
+            name: "kafkaVersion: not a release",
+            docs: || {
+                vec![bad_client(
+                    "  kafkaVersion: banana\n  properties: {producer: {bootstrap.servers: 'k:9092'}}\n",
+                )]
+            },
+            expect: Expect::Problem {
+                reason: Reason::InvalidValue,
+                field: "spec.kafkaVersion",
+                needles: &["\"banana\" is not a Kafka release", "4.0 up to 4.3"],
+            },
+        },
+        Case {
+            name: "extraArgs: reader properties stay the user's",
+            docs: || {
+                vec![bad_tool(
+                    "kafka-console-producer",
+                    "  args: {topic: t, bootstrap-server: 'k:9092'}\n  extraArgs: [--reader-property, parse.key=true]\n",
+                )]
+            },
+            expect: Expect::Renders {
+                warning: None,
+                check: |ev| {
+                    let args = &ev.rendered.as_ref().expect("rendered").files["tool.args"];
+                    assert!(
+                        args.ends_with("--reader-property\nparse.key=true\n"),
+                        "{args}"
+                    );
+                },
+            },
+        },
     ]
 }
 

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use kafka_config_operator::cli::evaluate_manifest;
 use kafka_config_operator::engine::Evaluation;
+use kafka_config_operator::engine::catalogue::options::ToolOptions;
 use kafka_config_operator::engine::catalogue::tools::ToolCatalogue;
 use kafka_config_operator::engine::layers::Layer;
 use kafka_config_operator::engine::outcome::Reason;
@@ -925,9 +926,9 @@ fn legacy_verifiable_producer_lets_the_file_beat_its_options() {
 #[test]
 fn kafka_version_selects_the_config_file_option_spelling() {
     let spec = "  args: {topic: t, bootstrap-server: \"b:1\"}\n  kafkaVersion: \"VERSION\"\n";
-    let old = eval(&producer(&spec.replace("VERSION", "3.9.0")));
+    let old = eval(&producer(&spec.replace("VERSION", "4.1.2")));
     assert_eq!(tool_args(&old)[0], "--producer.config");
-    let new = eval(&producer(&spec.replace("VERSION", "9.0")));
+    let new = eval(&producer(&spec.replace("VERSION", "4.2")));
     assert_eq!(tool_args(&new)[0], "--command-config");
     assert_eq!(tool_args(&new)[1], "/etc/kafka-config/producer.properties");
 }
@@ -1058,8 +1059,23 @@ fn every_tool_row_renders_with_its_required_arguments() {
                 args.push(format!("{first}: \"1\""));
             }
         }
+        // A tool with subcommands runs one.
+        let subcommand = ToolOptions::get()
+            .table(&tool.name, "4.3.1")
+            .and_then(|t| {
+                // One that needs no option of its own (bootstrap comes from the file).
+                t.scope.subcommands.iter().find(|s| {
+                    s.scope.options.iter().all(|o| !o.required)
+                        && s.scope.positionals.is_empty()
+                        && s.scope.mutex_groups.iter().all(|g| {
+                            !g.required || g.options.iter().any(|o| o.starts_with("bootstrap-"))
+                        })
+                })
+            })
+            .map(|s| format!("  extraArgs: [{}]\n", s.name))
+            .unwrap_or_default();
         let yaml = format!(
-            "{BASE}\n---\napiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {{name: t, namespace: ns}}\nspec:\n  tool: {}\n  args: {{{}}}\n  configFiles: [{{configMapKeyRef: {{name: base, key: client.properties}}}}]\n",
+            "{BASE}\n---\napiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {{name: t, namespace: ns}}\nspec:\n  tool: {}\n  args: {{{}}}\n{subcommand}  configFiles: [{{configMapKeyRef: {{name: base, key: client.properties}}}}]\n",
             tool.name,
             args.join(", "),
         );
@@ -1072,7 +1088,10 @@ fn every_tool_row_renders_with_its_required_arguments() {
             ev.source_problems
         );
         let rendered = ev.rendered.as_ref().expect("rendered");
-        let argv = tool_args(&ev);
+        let mut argv = tool_args(&ev);
+        if tool.subcommand_first && !subcommand.is_empty() {
+            argv.remove(0);
+        }
         let file_option = &tool.config_file.as_ref().expect("config file option");
         let expected_option = [Some(file_option.option.clone()), file_option.legacy.clone()];
         assert!(

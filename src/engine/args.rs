@@ -17,20 +17,6 @@ use crate::engine::safe_text;
 use crate::engine::sensitive;
 use crate::engine::spec::{Role, Scalar, ToolConfigSpec};
 
-/// Options whose job the operator does: it writes the files and points the tool at them.
-const PROPERTY_OPTIONS: &[&str] = &[
-    "command-property",
-    "producer-property",
-    "consumer-property",
-    "producer-props",
-    "command-config",
-    "producer.config",
-    "consumer.config",
-    "consumer-config",
-    "admin.config",
-    "config-file",
-];
-
 pub fn check_args(tool: &Tool, spec: &ToolConfigSpec, problems: &mut Vec<Problem>) {
     if tool.select_roles && !spec.args.is_empty() {
         problems.push(Problem::new(
@@ -64,11 +50,6 @@ pub fn check_args(tool: &Tool, spec: &ToolConfigSpec, problems: &mut Vec<Problem
         }
         if name.contains('=') {
             refuse("write the option's value as the map value, not after '=' in its name".into());
-        }
-        if PROPERTY_OPTIONS.contains(&name.as_str()) || tool.is_config_file_option(name) {
-            refuse(format!(
-                "--{name} is written by the operator; use spec.configFiles or spec.properties instead"
-            ));
         }
         if let Scalar::Str(s) = value
             && let Some(why) = safe_text::describe_forbidden(s)

@@ -1,7 +1,9 @@
 //! The pipeline: sources → layers → references → checks → render. Pure: everything it needs is in
 //! the [`Request`]; the operator and the CLI differ only in how they fill it.
 
+use crate::engine::arg_check;
 use crate::engine::args;
+use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::catalogue::tools::{Tool, ToolCatalogue};
 use crate::engine::checks;
 use crate::engine::globals::{self, GlobalDefaults};
@@ -47,6 +49,12 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
     ev.roles = roles_of(tool, req.spec, &mut ev.problems);
     check_sections(tool, req.spec, &ev.roles, &mut ev.problems);
     args::check_args(tool, req.spec, &mut ev.problems);
+    let newest = &ConfigCatalogue::get().kafka_version;
+    arg_check::check_kafka_version(req.spec, newest, &mut ev.problems);
+    let table = arg_check::table(tool, req.spec.kafka_version.as_deref().unwrap_or(newest));
+    if let Some(table) = table {
+        arg_check::check_user_args(tool, req.spec, table, &mut ev.problems);
+    }
     if let Some(why) = req
         .spec
         .output
@@ -144,7 +152,18 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
     ev.warnings.dedup();
     if ev.is_valid() {
         match render::render(req, tool, &ev.views, &ev.plain_args, &mut ev.warnings) {
-            Ok(rendered) => ev.rendered = Some(rendered),
+            Ok(rendered) => {
+                // Parse what was built: the tool must read exactly these arguments.
+                let built = rendered.files.get(render::TOOL_ARGS_KEY);
+                let refused = table.zip(built).and_then(|(table, text)| {
+                    let args: Vec<String> = text.lines().map(str::to_string).collect();
+                    arg_check::check_rendered(tool, table, &args).err()
+                });
+                match refused {
+                    Some(problem) => ev.problems.push(problem),
+                    None => ev.rendered = Some(rendered),
+                }
+            }
             Err(problems) => ev.problems.extend(problems),
         }
     }

@@ -1,6 +1,7 @@
 //! The engine: layered Kafka configuration, merged by one precedence, explained, validated and
 //! rendered. It knows nothing of Kubernetes; the operator and the CLI fill a [`Request`].
 
+pub mod arg_check;
 pub mod args;
 pub mod bootstrap;
 pub mod catalogue;
