@@ -20,7 +20,7 @@ use kafka_config_operator::engine::catalogue::options::{OptionTable, ToolOptions
 use kafka_config_operator::engine::catalogue::tools::ToolCatalogue;
 use kafka_config_operator::engine::layers::Layer;
 use kafka_config_operator::engine::sources::SourceSet;
-use kafka_config_operator::engine::spec::{EnvVar, Role, Scalar, SpecMap, ToolConfigSpec};
+use kafka_config_operator::engine::spec::{EnvVar, Role, Scalar, ToolConfigSpec};
 use kafka_config_operator::engine::{Request, evaluate, properties, render, tool_cli};
 use proptest::prelude::*;
 
@@ -195,7 +195,7 @@ fn spec_for(tool: &'static str, hostile_strings: bool) -> impl Strategy<Value = 
             for (role, key, value) in properties {
                 spec.properties
                     .entry(role.as_str().to_string())
-                    .or_insert_with(SpecMap::new)
+                    .or_default()
                     .insert(key.to_string(), Scalar::Str(value));
             }
             spec.env = vec![
