@@ -333,6 +333,7 @@ class Result:
         self.failures = []         # text
         self.rows = []             # (role, key, layer, ours, kafka) for every key set, compared
         self.skipped = None        # why the tool was not run (examples of server tools)
+        self.refused = None        # hostile corpus: the reason it was refused before rendering
         self.seconds = 0.0
         self.log_tail = ""
 
@@ -568,6 +569,45 @@ def check_fixture(path, ctx, tamper=None):
     return check_job(job, ctx, tamper, t0)
 
 
+EXPECT = "conformance.kafkaconfig.dev/expect"
+
+
+def check_hostile(path, ctx):
+    """A fixture of the hostile corpus (tests/fixtures/conformance-hostile, issue 23). Its
+    annotation says what must happen: `refused` -- render and validate exit 1, nothing is
+    rendered, and Valid is False with a named reason; `renders` -- it is checked like any
+    fixture: the real tool, started with our launcher line (one argument per line, no word
+    splitting), logs exactly explain's values."""
+    name = "hostile/" + os.path.splitext(os.path.basename(path))[0]
+    t0 = time.monotonic()
+    _, ktc = read_fixture(path)
+    spec = ktc["spec"]
+    expect = ((ktc.get("metadata") or {}).get("annotations") or {}).get(EXPECT)
+    if expect == "renders":
+        res = check_fixture(path, ctx)
+        res.fixture = name
+        return res
+    res = Result(name, spec["tool"], spec.get("precedence", "Modern"))
+    if expect != "refused":
+        res.failures.append(f"annotation {EXPECT} must be refused or renders, not {expect!r}")
+        return res
+    r = run([ctx.binary, "render", "-o", "json", "-f", path])
+    v = run([ctx.binary, "validate", "-o", "json", "-f", path])
+    if r.returncode != 1 or v.returncode != 1:
+        res.failures.append(f"expected to be refused: render exited {r.returncode}, validate {v.returncode}")
+    else:
+        rendered = [o for o in json.loads(r.stdout or "[]") if o.get("kind") in ("ConfigMap", "Secret")]
+        status = next((s["status"] for s in json.loads(v.stdout) if s["kind"] == "KafkaToolConfig"), {})
+        valid = next((c for c in status.get("conditions", []) if c["type"] == "Valid"), {})
+        if rendered:
+            res.failures.append(f"refused, yet render printed {len(rendered)} object(s)")
+        if valid.get("status") != "False" or not valid.get("reason"):
+            res.failures.append(f"refused without Valid=False and a reason: {valid}")
+        res.refused = f"{valid.get('reason')}: {valid.get('message', '')[:120]}"
+    res.seconds = time.monotonic() - t0
+    return res
+
+
 def check_job(job, ctx, tamper=None, t0=None):
     t0 = t0 if t0 is not None else time.monotonic()
     res = Result(job.label, job.tool, job.precedence, job.source)
@@ -797,8 +837,15 @@ def write_doc(root, results, elapsed, cmdline, kafka_version, vrep):
             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(results, key=lambda r: (r.source != "fixture", r.tool, r.fixture)):
         where = f"`{r.fixture}.yaml`" if r.source == "fixture" else f"`{r.fixture}`"
+        if r.fixture.startswith("hostile/"):
+            where = f"`conformance-hostile/{r.fixture[len('hostile/'):]}.yaml`"
         if r.skipped:
             rows.append(f"| `{r.tool}` | {where} | {r.precedence} | - | - | - | - | not run: {r.skipped} |")
+            continue
+        if r.refused is not None and r.ok:
+            reason = r.refused.split(":", 1)[0]
+            rows.append(f"| `{r.tool}` | {where} | {r.precedence} | - | - | - | - | "
+                        f"pass: refused before rendering (`{reason}`) |")
             continue
         forced = "<br>".join(f"`{k}` ({role}): ours `{o}`, Kafka `{kv}`" for role, k, o, kv in r.forced) or "-"
         result = "pass" if r.ok else "**FAIL**: " + "<br>".join(
@@ -808,13 +855,15 @@ def write_doc(root, results, elapsed, cmdline, kafka_version, vrep):
     ran = [r for r in results if not r.skipped]
     passed = sum(r.ok for r in ran)
     examples = sum(1 for r in ran if r.source == "example")
+    hostile = sum(1 for r in ran if r.fixture.startswith("hostile/"))
     not_run = sum(1 for r in results if r.skipped)
     uncovered = ["", "Roles a covered tool builds only after it has talked to a broker (not checked):", ""]
     for tool, roles in sorted(NOT_COVERED.items()):
         for role, why in roles.items():
             uncovered.append(f"- `{tool}` `{role}`: {why}.")
-    body = "\n".join(rows) + (f"\n\n{passed} passed, {len(ran) - passed} failed ({len(ran) - examples} "
-                              f"fixtures, {examples} examples; {not_run} examples of server tools not run) "
+    body = "\n".join(rows) + (f"\n\n{passed} passed, {len(ran) - passed} failed ({len(ran) - examples - hostile} "
+                              f"fixtures, {hostile} of the hostile corpus, {examples} examples; {not_run} "
+                              f"examples of server tools not run) "
                               f"(`{cmdline}`, Kafka {kafka_version}, {elapsed:.0f} s on the 2-core dev "
                               f"machine).\n") + "\n".join(uncovered) + "\n"
     text = replace_between(text, "<!-- conformance:table:start -->", "<!-- conformance:table:end -->",
@@ -896,8 +945,12 @@ def main():
     if not a.fixtures and not a.no_self_test:
         self_test(fixdir, ctx)
     results = []
+    hostile_dir = os.path.join(a.root, "tests/fixtures/conformance-hostile")
+    hostile = [] if a.fixtures else sorted(
+        os.path.join(hostile_dir, f) for f in os.listdir(hostile_dir) if f.endswith(".yaml"))
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
         futures = [pool.submit(check_fixture, p, ctx) for p in paths]
+        futures += [pool.submit(check_hostile, p, ctx) for p in hostile]
         if not a.fixtures:
             try:
                 jobs, skipped = prepare_examples(ctx)
@@ -914,6 +967,12 @@ def main():
             print(f"skip {r.tool:34s} {r.fixture}: {r.skipped}")
             continue
         status = "ok  " if r.ok else "FAIL"
+        if r.refused is not None:
+            print(f"{status} {r.tool:34s} {r.fixture:40s} refused before rendering: {r.refused}"
+                  f" ({r.seconds:.1f} s)", flush=True)
+            for f in r.failures:
+                print(f"     {f}")
+            continue
         extra = f", {len(r.forced)} forced by tool (warned)" if r.forced else ""
         nl = f", {len(r.not_logged)} not logged" if r.not_logged else ""
         print(f"{status} {r.tool:34s} {r.fixture:40s} {r.precedence:6s} "
