@@ -116,6 +116,11 @@ begin "image build (the Dockerfile's cargo build: release, static musl) and hado
 bash e2e/chart/image-build-check.sh
 end
 
+begin "hostile input: time and memory bounds (release binary)"
+NO_WRITE=1 KCO_BIN=${CARGO_TARGET_DIR:-$ROOT/target}/x86_64-unknown-linux-musl/release/kafka-config-operator \
+  python3 e2e/bench/hostile_input.py
+end
+
 begin "control plane (etcd, kube-apiserver, kube-controller-manager from Go modules)"
 bash e2e/controlplane/up.sh
 trap 'bash e2e/controlplane/down.sh >/dev/null 2>&1 || true; summary' EXIT

@@ -911,6 +911,24 @@ fn cases() -> Vec<Case> {
                 },
             },
         },
+        Case {
+            // Issue 24: 10,000 references to a 100 KB value would build 1 GB; substitution
+            // stops as soon as a value passes the output limit (time and RSS bounds:
+            // e2e/bench/hostile-input.sh).
+            name: "references: amplification (10,000 x 100 KB)",
+            docs: || {
+                let big = "x".repeat(100_000);
+                let many = "${env.BIG}".repeat(10_000);
+                vec![bad_client(&format!(
+                    "  env: [{{name: BIG, value: '{big}'}}]\n  properties: {{producer: {{bootstrap.servers: 'k:9092', custom.big: '{many}'}}}}\n"
+                ))]
+            },
+            expect: Expect::Problem {
+                reason: Reason::OutputTooLarge,
+                field: "properties.producer",
+                needles: &["custom.big", "beyond 1000000 bytes"],
+            },
+        },
     ]
 }
 
@@ -1109,6 +1127,68 @@ fn status_stays_under_the_object_limit() {
     assert!(status_bytes < 256 * 1024, "status of {status_bytes} bytes");
 }
 
+/// Issue 24: echoed text is bounded, so the status stays under its budget whatever the input:
+/// long keys in every list a status has (warnings, shadowed keys with many layers, conditions).
+#[test]
+fn status_stays_under_its_budget_in_the_worst_case() {
+    let long_key = |i: usize| format!("custom.{i}.{}", "k".repeat(20_000));
+    let mut docs = Vec::new();
+    let mut files = Vec::new();
+    for f in 0..6 {
+        let text: String = (0..60).map(|i| format!("{}=v{f}\n", long_key(i))).collect();
+        docs.push(config_map(&format!("f{f}"), "client.properties", &text));
+        files.push(format!(
+            "{{configMapKeyRef: {{name: f{f}, key: client.properties}}}}"
+        ));
+    }
+    docs.push(bad_client(&format!(
+        "  configFiles: [{}]\n  properties: {{producer: {{bootstrap.servers: 'k:9092'}}}}\n",
+        files.join(", ")
+    )));
+    let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
+    let ws = workspace(&refs).expect("parses");
+    let ev = evaluate_named(&ws, "bad");
+    assert!(
+        ev.shadowed.len() >= 60 && ev.warnings.len() >= 60,
+        "the case must fill every list"
+    );
+    let mut status = status::build(&ev, Some(1), None, &Live::default(), "2026-01-01T00:00:00Z");
+    for revision in 0..12 {
+        let changed: Vec<String> = (0..60).map(long_key).collect();
+        status::record_history(
+            &mut status,
+            &format!("sha256:{revision}"),
+            "t",
+            changed,
+            "x".repeat(50_000),
+        );
+    }
+    let bytes = serde_json::to_vec(&status).expect("serializes").len();
+    eprintln!("worst-case status: {bytes} bytes");
+    assert!(
+        bytes < status::STATUS_BUDGET_BYTES,
+        "status of {bytes} bytes"
+    );
+
+    // Two 450 KB keys: a valid 0.9 MB output, and a status far below the budget.
+    let huge = |c: char| format!("custom.{}", c.to_string().repeat(450_000));
+    let docs = [bad_client(&format!(
+        // YAML simple keys stop at 1024 characters: explicit keys (`? key`) have no limit.
+        "  properties:\n    producer:\n      bootstrap.servers: 'k:9092'\n      ? {}\n      : a\n      ? {}\n      : b\n",
+        huge('a'),
+        huge('b')
+    ))];
+    let ws = workspace(&[docs[0].as_str()]).expect("parses");
+    let ev = evaluate_named(&ws, "bad");
+    assert!(ev.is_valid(), "{:?}", problems(&ev));
+    let status = status::build(&ev, Some(1), None, &Live::default(), "2026-01-01T00:00:00Z");
+    let bytes = serde_json::to_vec(&status).expect("serializes").len();
+    assert!(
+        bytes < 16 * 1024,
+        "status of {bytes} bytes for two long keys"
+    );
+}
+
 #[test]
 fn nested_references_in_a_config_file() {
     let mut text = String::from("bootstrap.servers=k:9092\ncustom.deep=");
@@ -1142,6 +1222,25 @@ fn nested_references_in_a_config_file() {
 /// whole body, so a 100 kB value gives a 200 kB message.
 #[test]
 fn condition_messages_are_bounded() {
+    // A 1 MB tool name is quoted cut, not whole (issue 24).
+    let ws = workspace(&[&format!(
+        "apiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {{name: bad, namespace: ns}}\nspec:\n  tool: {}\n",
+        "t".repeat(1_000_000)
+    )])
+    .expect("parses");
+    let ev = evaluate_named(&ws, "bad");
+    let problem = ev
+        .problems
+        .iter()
+        .find(|p| p.reason == Reason::UnknownTool)
+        .unwrap_or_else(|| panic!("{:?}", problems(&ev)));
+    assert!(
+        problem.message.len() <= 4096 + 32,
+        "{} bytes",
+        problem.message.len()
+    );
+    assert!(problem.message.contains("bytes)"), "says it was cut");
+
     let long = format!("${{{}}}", "n".repeat(100_000));
     let ws = workspace(&[&bad_client(&format!(
         "  properties: {{producer: {{bootstrap.servers: k:9092, custom.long: '{long}'}}}}\n"

@@ -53,6 +53,21 @@ TARGETS = [
 ENGINE_TARGET = 1.0
 SIZES = [20, 200, 5000]
 # (engine bench, JVM op, key infix): engine_{infix}{n}key_speedup_vs_jvm
+# Hostile input (issue 24), e2e/bench/hostile_input.py: case -> (max wall seconds, max peak RSS MiB)
+# of `validate` on one hostile manifest, with what it is.
+HOSTILE_BOUNDS = {
+    "amplification": (1.0, 100),
+    "policy": (3.0, 200),
+    "long_keys": (2.0, 100),
+    "long_tool": (1.0, 100),
+}
+HOSTILE_WHAT = {
+    "amplification": "10,000 references to a 100 KB value (refused, OutputTooLarge)",
+    "policy": "20,000 override-policy patterns × 10,000 keys",
+    "long_keys": "two 450 KB keys (valid, 0.9 MB output)",
+    "long_tool": "a 1 MB tool name (refused, UnknownTool)",
+}
+
 ENGINE_PAIRS = [
     ("evaluate_and_render", "pipeline", ""),
     ("parse", "load", "parse_"),
@@ -186,12 +201,26 @@ def machine_line(e, what):
     return line + "."
 
 
+def block_hostile(results):
+    L = ["| hostile manifest | wall time | bound | peak RSS | bound | |",
+         "| --- | ---: | ---: | ---: | ---: | --- |"]
+    for key, (max_s, max_rss) in HOSTILE_BOUNDS.items():
+        s, rss = value(results, f"hostile_{key}_s"), value(results, f"hostile_{key}_rss_mib")
+        ok = None if s is None or rss is None else (s <= max_s and rss <= max_rss)
+        mark = "–" if ok is None else ("met" if ok else "**not met**")
+        L.append(f"| {HOSTILE_WHAT[key]} | {num(s)} s | ≤ {max_s} s | {num(rss)} MiB | ≤ {max_rss} MiB | {mark} |")
+    L.append("")
+    L.append(source_line(results, [f"hostile_{k}_{x}" for k in HOSTILE_BOUNDS for x in ("s", "rss_mib")]))
+    return L
+
+
 def block_machine(results):
     return [machine_line(results.get("run_scale"), "Scale run"),
             machine_line(results.get("run_engine_vs_jvm"), "Engine-vs-JVM run")]
 
 
-BLOCKS = {"machine": block_machine, "scale": block_scale, "engine": block_engine}
+BLOCKS = {"machine": block_machine, "scale": block_scale, "engine": block_engine,
+          "hostile": block_hostile}
 
 
 def render(doc, results):

@@ -198,6 +198,7 @@ pub fn resolve_plain(
                     ReferenceError::Unterminated { .. } | ReferenceError::Nested { .. } => {
                         Reason::ParseError
                     }
+                    ReferenceError::TooLarge { .. } => Reason::OutputTooLarge,
                 };
                 source_problems.push(Problem::new(reason, field, error.to_string()));
                 None

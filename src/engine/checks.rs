@@ -8,6 +8,7 @@ use crate::engine::globals::GlobalDefaults;
 use crate::engine::layers::{Contribution, Layer};
 use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Shadowed, Warning};
+use crate::engine::policy::PolicyMatcher;
 use crate::engine::spec::{Precedence, Role, Scalar, ToolConfigSpec};
 
 pub(crate) fn check_override_policy(
@@ -20,10 +21,11 @@ pub(crate) fn check_override_policy(
         let Some(policy) = &global.spec.override_policy else {
             continue;
         };
+        let matcher = PolicyMatcher::new(policy);
         let refused: Vec<String> = view
             .keys
             .values()
-            .filter(|p| !policy.allows(&p.key))
+            .filter(|p| !matcher.allows(&p.key))
             .filter_map(|p| {
                 let sources: Vec<String> = p
                     .chain

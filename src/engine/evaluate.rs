@@ -23,6 +23,9 @@ use crate::engine::validate;
 
 pub use merge::option_value;
 
+// A value may expand up to what an output object can hold, not further.
+const _: () = assert!(crate::engine::reference::MAX_EXPANDED_VALUE == render::MAX_OUTPUT_BYTES);
+
 pub fn evaluate(req: &Request<'_>) -> Evaluation {
     let mut ev = Evaluation {
         referenced: sources::referenced_sources(req.spec),

@@ -263,6 +263,7 @@ fn contribution(
                 ReferenceError::Unterminated { .. } | ReferenceError::Nested { .. } => {
                     Reason::ParseError
                 }
+                ReferenceError::TooLarge { .. } => Reason::OutputTooLarge,
             };
             return Err(Problem::new(
                 reason,

@@ -10,6 +10,7 @@ use crate::engine::globals::GlobalDefaults;
 use crate::engine::layers::{Contribution, Layer};
 use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Warning};
+use crate::engine::policy::PolicyMatcher;
 use crate::engine::spec::Role;
 
 /// The client key a MirrorMaker spelling sets for some cluster or client it builds:
@@ -163,6 +164,7 @@ pub(crate) fn check_policy(
         let Some(policy) = &global.spec.override_policy else {
             continue;
         };
+        let matcher = PolicyMatcher::new(policy);
         let mut refused = Vec::new();
         for key in view.keys.keys() {
             let sources = user_sources(key);
@@ -170,7 +172,7 @@ pub(crate) fn check_policy(
                 continue;
             }
             let judged = client_key(key).unwrap_or(key);
-            if !policy.allows(judged) {
+            if !matcher.allows(judged) {
                 let as_client = if judged == key {
                     String::new()
                 } else {

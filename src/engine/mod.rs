@@ -13,6 +13,7 @@ mod merge;
 pub mod mirror_maker;
 pub mod model;
 pub mod outcome;
+pub mod policy;
 pub mod properties;
 pub mod reference;
 pub mod render;

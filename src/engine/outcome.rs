@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::engine::safe_text;
 use crate::engine::spec::Role;
 
 /// Why a condition is not True, or why a warning was raised.
@@ -90,12 +91,17 @@ pub struct Problem {
     pub message: String,
 }
 
+/// The longest problem message kept: a message quotes user text, and a condition holds the
+/// messages of every problem.
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+
 impl Problem {
     pub fn new(reason: Reason, field: impl Into<String>, message: impl Into<String>) -> Self {
+        let (field, message) = (field.into(), message.into());
         Self {
             reason,
-            field: field.into(),
-            message: message.into(),
+            field: safe_text::cut(&field, safe_text::QUOTE_BYTES).into_owned(),
+            message: safe_text::cut(&message, MAX_MESSAGE_BYTES).into_owned(),
         }
     }
 }

@@ -5,7 +5,15 @@
 //! `$${` is a literal `${`. A `${provider:…}` whose provider is declared in `config.providers` is a
 //! Kafka runtime reference (KIP-297) and stays verbatim for Kafka to resolve.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// No single value may expand beyond what an output object can hold (`render::MAX_OUTPUT_BYTES`).
+pub const MAX_EXPANDED_VALUE: usize = 1_000_000;
+/// What substitutions may add over one evaluation, all layers and roles together. Shadowed values
+/// are resolved too, so this is a multiple of the output limit; it bounds time and memory
+/// (a 200 KB manifest that references a 100 KB value 10,000 times would otherwise build 1 GB).
+pub const EXPANSION_BUDGET: usize = 16 * MAX_EXPANDED_VALUE;
 
 /// What a name resolves to, and whether the value is secret material.
 /// `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
@@ -29,14 +37,45 @@ impl BindingOrigin {
     }
 }
 
-/// Values for references: system properties by name, env entries by `env.`-less name.
-#[derive(Debug, Clone, Default)]
+/// Values for references: system properties by name, env entries by `env.`-less name, and what
+/// substitutions may still add in this evaluation (checked while building, not after).
+#[derive(Debug, Clone)]
 pub struct Bindings {
     pub system_properties: BTreeMap<String, Binding>,
     pub env: BTreeMap<String, Binding>,
+    expansion_left: Cell<usize>,
+}
+
+impl Default for Bindings {
+    fn default() -> Self {
+        Self {
+            system_properties: BTreeMap::new(),
+            env: BTreeMap::new(),
+            expansion_left: Cell::new(EXPANSION_BUDGET),
+        }
+    }
 }
 
 impl Bindings {
+    /// Takes `len` bytes of expansion for a value that is `current` bytes long so far.
+    fn expand(&self, current: usize, len: usize) -> Result<(), ReferenceError> {
+        let left = self.expansion_left.get();
+        if current.saturating_add(len) > MAX_EXPANDED_VALUE {
+            return Err(ReferenceError::TooLarge {
+                limit: MAX_EXPANDED_VALUE,
+                what: "one value",
+            });
+        }
+        if len > left {
+            return Err(ReferenceError::TooLarge {
+                limit: EXPANSION_BUDGET,
+                what: "all values together",
+            });
+        }
+        self.expansion_left.set(left - len);
+        Ok(())
+    }
+
     fn lookup(&self, name: &str) -> Option<&Binding> {
         match name.strip_prefix("env.") {
             Some(env_name) => self.env.get(env_name),
@@ -66,6 +105,8 @@ pub enum ReferenceError {
         "reference starting at byte {offset} contains another reference: nested references (such as a default written as ${{env.B}}) are not supported"
     )]
     Nested { offset: usize },
+    #[error("references expand {what} beyond {limit} bytes")]
+    TooLarge { limit: usize, what: &'static str },
 }
 
 /// A resolved value, with what it was built from. `Debug` (redacted): `engine::secret`.
@@ -161,6 +202,7 @@ pub fn resolve(
             let start = out.value.len();
             match reference.first_bound(bindings) {
                 Some(binding) => {
+                    bindings.expand(out.value.len(), binding.value.len())?;
                     out.value.push_str(&binding.value);
                     if let BindingOrigin::Secret { name, key } = &binding.origin {
                         out.secret_parts.push(SecretPart {
@@ -171,7 +213,10 @@ pub fn resolve(
                     }
                 }
                 None => match (reference.default, mode) {
-                    (Some(default), _) => out.value.push_str(default),
+                    (Some(default), _) => {
+                        bindings.expand(out.value.len(), default.len())?;
+                        out.value.push_str(default)
+                    }
                     (None, Mode::Lenient) => {}
                     (None, Mode::Strict) => {
                         return Err(ReferenceError::Unresolved {
@@ -359,6 +404,40 @@ mod tests {
         assert_eq!(r.value, "user=u pw=s3cret;");
         assert_eq!(r.secret_parts.len(), 1);
         assert_eq!(&r.value[r.secret_parts[0].range.clone()], "s3cret");
+    }
+
+    #[test]
+    fn expansion_is_bounded_while_it_is_built() {
+        let mut b = Bindings::default();
+        b.env.insert("BIG".into(), literal(&"x".repeat(100_000)));
+        let many = "${env.BIG}".repeat(10_000);
+        let started = std::time::Instant::now();
+        let r = resolve(&many, &b, &BTreeSet::new(), Mode::Strict);
+        assert!(
+            matches!(
+                r,
+                Err(ReferenceError::TooLarge {
+                    what: "one value",
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+        // Many values of 900 KB each: the evaluation's budget ends it.
+        let nine = "${env.BIG}".repeat(9);
+        let mut refused = false;
+        for _ in 0..40 {
+            if let Err(ReferenceError::TooLarge { what, .. }) =
+                resolve(&nine, &b, &BTreeSet::new(), Mode::Strict)
+            {
+                assert_eq!(what, "all values together");
+                refused = true;
+                break;
+            }
+        }
+        assert!(refused);
+        // Not a timing test: a sanity bound, far above what it takes (milliseconds).
+        assert!(started.elapsed().as_secs() < 30);
     }
 
     #[test]

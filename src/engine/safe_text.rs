@@ -1,10 +1,28 @@
-//! Text that ends up in `tool.args` or in a path: the launcher passes `tool.args` one argument per
+//! Text from a manifest that is echoed (cut to a bounded length), and text that ends up in
+//! `tool.args` or in a path: the launcher passes `tool.args` one argument per
 //! line, and Kafka's `${file:path:key}` references cut paths at `:` and `}`. A control character in
 //! an argument, or a stray character in a path, would change what the tool runs with behind
 //! `explain`'s back, so such text is refused, never escaped. (Property *files* are different: the
 //! writer escapes every character exactly as `Properties.store` does.)
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
+
+/// How much of one user-supplied string a message may quote.
+pub const QUOTE_BYTES: usize = 256;
+
+/// `text` cut to at most `max` bytes (on a character boundary) with `…(N bytes)` appended when
+/// cut: echoed text must not grow a status or a log line with the size of the input.
+pub fn cut(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return Cow::Borrowed(text);
+    }
+    let end = (0..=max)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    Cow::Owned(format!("{}…({} bytes)", &text[..end], text.len()))
+}
 
 /// The first character that must not reach an argument list: a C0/C1 control character (CR, LF,
 /// NUL, TAB, ESC, DEL, NEL, …) or a Unicode line/paragraph separator.
@@ -87,6 +105,14 @@ mod tests {
         let why = describe_forbidden("secret\nrest").expect("found");
         assert!(why.contains("U+000A") && why.contains("byte 6"), "{why}");
         assert!(!why.contains("secret"));
+    }
+
+    #[test]
+    fn cut_keeps_short_text_and_says_how_long_long_text_was() {
+        assert_eq!(cut("abc", 3), "abc");
+        assert_eq!(cut("abcdef", 3), "abc…(6 bytes)");
+        // Never inside a character.
+        assert_eq!(cut("ééé", 3), "é…(6 bytes)");
     }
 
     #[test]

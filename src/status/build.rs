@@ -1,17 +1,37 @@
 //! The status made from an evaluation: conditions, warnings, shadowed keys, output and history.
 
 use super::*;
+use crate::engine::safe_text::{QUOTE_BYTES, cut};
+
+/// Bounds that keep a status far below etcd's object limit (1.5 MiB) whatever the input:
+/// together with [`MAX_STATUS_WARNINGS`] and [`HISTORY_LIMIT`], a status stays under
+/// [`STATUS_BUDGET_BYTES`] (tests/bad_input.rs checks the worst cases).
+const MAX_CONDITION_MESSAGE: usize = 8 * 1024;
+const MAX_WARNING_MESSAGE: usize = 1024;
+const MAX_STATUS_SHADOWED: usize = 50;
+const MAX_SHADOWED_OVER: usize = 4;
+const MAX_CHANGED_KEYS: usize = 20;
 
 fn summarize(problems: &[Problem]) -> (Reason, String) {
     let reason = problems
         .first()
         .map(|p| p.reason)
         .unwrap_or(Reason::InvalidValue);
-    let message = problems
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ");
+    let mut message = String::new();
+    for (listed, problem) in problems.iter().enumerate() {
+        let text = problem.to_string();
+        if !message.is_empty() && message.len() + text.len() > MAX_CONDITION_MESSAGE {
+            message.push_str(&format!(
+                "; and {} more problems (`validate` lists them all)",
+                problems.len() - listed
+            ));
+            break;
+        }
+        if !message.is_empty() {
+            message.push_str("; ");
+        }
+        message.push_str(&text);
+    }
     (reason, message)
 }
 
@@ -186,10 +206,10 @@ pub fn build(
         .iter()
         .take(MAX_STATUS_WARNINGS)
         .map(|w| StatusWarning {
-            key: w.key.to_string(),
+            key: cut(&w.key, QUOTE_BYTES).into_owned(),
             role: w.role,
             reason: w.reason.to_string(),
-            message: w.message.to_string(),
+            message: cut(&w.message, MAX_WARNING_MESSAGE).into_owned(),
         })
         .collect();
     if ev.warnings.len() > MAX_STATUS_WARNINGS {
@@ -206,13 +226,35 @@ pub fn build(
     status.shadowed = ev
         .shadowed
         .iter()
+        .take(MAX_STATUS_SHADOWED)
         .map(|s| ShadowedKey {
-            key: s.key.clone(),
+            key: cut(&s.key, QUOTE_BYTES).into_owned(),
             role: s.role,
-            winner: s.winner.clone(),
-            over: s.over.clone(),
+            winner: cut(&s.winner, QUOTE_BYTES).into_owned(),
+            over: s
+                .over
+                .iter()
+                .take(MAX_SHADOWED_OVER)
+                .map(|o| cut(o, QUOTE_BYTES).into_owned())
+                .chain(
+                    (s.over.len() > MAX_SHADOWED_OVER)
+                        .then(|| format!("(and {} more)", s.over.len() - MAX_SHADOWED_OVER)),
+                )
+                .collect(),
         })
         .collect();
+    if let Some(first_left_out) = ev.shadowed.get(MAX_STATUS_SHADOWED) {
+        // Like MoreWarnings: one entry that says how many are not listed.
+        status.shadowed.push(ShadowedKey {
+            key: String::new(),
+            role: first_left_out.role,
+            winner: format!(
+                "{} more shadowed keys are not listed; `explain` shows every key",
+                ev.shadowed.len() - MAX_STATUS_SHADOWED
+            ),
+            over: Vec::new(),
+        });
+    }
     status
 }
 
@@ -228,12 +270,21 @@ pub fn record_history(
         return;
     }
     let revision = status.history.last().map(|h| h.revision + 1).unwrap_or(1);
+    let left_out = changed_keys.len().saturating_sub(MAX_CHANGED_KEYS);
+    let mut changed_keys: Vec<String> = changed_keys
+        .iter()
+        .take(MAX_CHANGED_KEYS)
+        .map(|k| cut(k, QUOTE_BYTES).into_owned())
+        .collect();
+    if left_out > 0 {
+        changed_keys.push(format!("(and {left_out} more)"));
+    }
     status.history.push(HistoryEntry {
         revision,
         hash: hash.to_string(),
         time: time.to_string(),
         changed_keys,
-        cause,
+        cause: cut(&cause, MAX_WARNING_MESSAGE).into_owned(),
     });
     let excess = status.history.len().saturating_sub(HISTORY_LIMIT);
     status.history.drain(..excess);

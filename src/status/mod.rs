@@ -105,6 +105,10 @@ pub const MAX_STATUS_WARNINGS: usize = 50;
 /// How many revisions `status.history` keeps.
 pub const HISTORY_LIMIT: usize = 10;
 
+/// What one status may take at most (documented in docs/RELIABILITY.md): far below etcd's
+/// 1.5 MiB object limit, so a status write never fails for size.
+pub const STATUS_BUDGET_BYTES: usize = 256 * 1024;
+
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KafkaToolConfigStatus {
