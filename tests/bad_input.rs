@@ -929,6 +929,24 @@ fn cases() -> Vec<Case> {
                 needles: &["custom.big", "beyond 1000000 bytes"],
             },
         },
+        Case {
+            // Issue 24: Deferred keeps every Secret byte out of the ConfigMap, tool.args included.
+            name: "deferred: a Secret-sourced value that becomes an argument",
+            docs: || {
+                vec![
+                    "apiVersion: v1\nkind: Secret\nmetadata: {name: conn, namespace: ns}\nstringData: {bs: 'secret-broker:9092'}\n".into(),
+                    bad_tool(
+                        "kafka-console-producer",
+                        "  env: [{name: BS, valueFrom: {secretKeyRef: {name: conn, key: bs}}}]\n  args: {topic: t}\n  properties: {producer: {bootstrap.servers: '${env.BS}'}}\n  output: {secrets: Deferred}\n",
+                    ),
+                ]
+            },
+            expect: Expect::Problem {
+                reason: Reason::SensitiveArgument,
+                field: "tool.args",
+                needles: &["--bootstrap-server would carry data of Secret conn"],
+            },
+        },
     ]
 }
 

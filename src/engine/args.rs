@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::engine::bootstrap;
 use crate::engine::catalogue::tools::{Applied, Tool, ToolCatalogue, version_at_least};
 use crate::engine::layers::Layer;
-use crate::engine::model::{PlainArgs, RoleView};
+use crate::engine::layers::SecretOrigin;
+use crate::engine::model::{PlainArgs, RoleView, SecretArgument};
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::reference::{self, Bindings, Mode, ReferenceError};
 use crate::engine::safe_text;
@@ -174,37 +175,43 @@ pub fn resolve_plain(
 ) -> PlainArgs {
     let mut plain = PlainArgs::default();
     let no_providers = BTreeSet::new();
-    let mut resolve = |field: String, text: &str, plain: &mut PlainArgs| -> Option<String> {
-        match reference::resolve(text, bindings, &no_providers, mode) {
-            Ok(resolved) => {
-                plain.carries_secret |= resolved.is_secret();
-                // A reference can bring a line break in: check what the tool would get (a raw
-                // one is already reported by `check_args`).
-                if safe_text::forbidden_char(text).is_none()
-                    && let Some(why) = safe_text::describe_forbidden(&resolved.value)
-                {
-                    problems.push(Problem::new(
-                        Reason::InvalidArgument,
-                        field,
-                        format!("the value after resolving references {why}"),
-                    ));
-                    return None;
-                }
-                Some(resolved.value)
-            }
-            Err(error) => {
-                let reason = match error {
-                    ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
-                    ReferenceError::Unterminated { .. } | ReferenceError::Nested { .. } => {
-                        Reason::ParseError
+    let mut resolve =
+        |field: String, argument: String, text: &str, plain: &mut PlainArgs| -> Option<String> {
+            match reference::resolve(text, bindings, &no_providers, mode) {
+                Ok(resolved) => {
+                    if resolved.is_secret() {
+                        plain.secret_args.push(SecretArgument {
+                            argument,
+                            secrets: SecretOrigin::Parts(resolved.secret_parts.clone()).secrets(),
+                        });
                     }
-                    ReferenceError::TooLarge { .. } => Reason::OutputTooLarge,
-                };
-                source_problems.push(Problem::new(reason, field, error.to_string()));
-                None
+                    // A reference can bring a line break in: check what the tool would get (a raw
+                    // one is already reported by `check_args`).
+                    if safe_text::forbidden_char(text).is_none()
+                        && let Some(why) = safe_text::describe_forbidden(&resolved.value)
+                    {
+                        problems.push(Problem::new(
+                            Reason::InvalidArgument,
+                            field,
+                            format!("the value after resolving references {why}"),
+                        ));
+                        return None;
+                    }
+                    Some(resolved.value)
+                }
+                Err(error) => {
+                    let reason = match error {
+                        ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
+                        ReferenceError::Unterminated { .. } | ReferenceError::Nested { .. } => {
+                            Reason::ParseError
+                        }
+                        ReferenceError::TooLarge { .. } => Reason::OutputTooLarge,
+                    };
+                    source_problems.push(Problem::new(reason, field, error.to_string()));
+                    None
+                }
             }
-        }
-    };
+        };
     for (name, value) in &spec.args {
         if tool.option(name).is_some() {
             continue;
@@ -213,14 +220,20 @@ pub fn resolve_plain(
             Scalar::Bool(true) => plain.options.push((name.clone(), None)),
             Scalar::Bool(false) => {}
             other => {
-                if let Some(value) = resolve(arg_field(name), &other.to_text(), &mut plain) {
+                if let Some(value) = resolve(
+                    arg_field(name),
+                    format!("--{name}"),
+                    &other.to_text(),
+                    &mut plain,
+                ) {
                     plain.options.push((name.clone(), Some(value)));
                 }
             }
         }
     }
     for (index, arg) in spec.extra_args.iter().enumerate() {
-        if let Some(value) = resolve(format!("spec.extraArgs[{index}]"), arg, &mut plain) {
+        let field = format!("spec.extraArgs[{index}]");
+        if let Some(value) = resolve(field.clone(), field, arg, &mut plain) {
             plain.extra.push(value);
         }
     }
@@ -240,8 +253,8 @@ fn config_file_option(tool: &Tool, kafka_version: &str) -> Option<String> {
 /// What building `tool.args` produced.
 pub struct ToolArgs {
     pub args: Vec<String>,
-    /// Whether an argument carries a Secret-sourced value (then the output must be a Secret).
-    pub carries_secret: bool,
+    /// Arguments that carry Secret data (then the output must be a Secret, never Deferred).
+    pub secret_args: Vec<SecretArgument>,
 }
 
 /// Builds `tool.args`; `file_paths` are the mounted paths of the rendered files.
@@ -254,7 +267,7 @@ pub fn build(
     warnings: &mut Vec<Warning>,
 ) -> ToolArgs {
     let mut args: Vec<String> = Vec::new();
-    let mut carries_secret = plain.carries_secret;
+    let mut secret_args = plain.secret_args.clone();
     let mut extra = plain.extra.iter();
     if tool.subcommand_first
         && let Some(subcommand) = extra.next()
@@ -327,7 +340,12 @@ pub fn build(
             });
             continue;
         }
-        carries_secret |= value.is_secret_sourced();
+        if let Some(origin) = &value.secret {
+            secret_args.push(SecretArgument {
+                argument: format!("--{}", option.name),
+                secrets: origin.secrets(),
+            });
+        }
         match &option.flag {
             Some(flag_value) => {
                 if &value.value == flag_value {
@@ -366,8 +384,5 @@ pub fn build(
         args.extend(value.iter().cloned());
     }
     args.extend(extra.cloned());
-    ToolArgs {
-        args,
-        carries_secret,
-    }
+    ToolArgs { args, secret_args }
 }

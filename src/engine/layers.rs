@@ -70,6 +70,19 @@ pub enum SecretOrigin {
     },
 }
 
+impl SecretOrigin {
+    /// The Secrets the value came from (names only).
+    pub fn secrets(&self) -> Vec<String> {
+        let mut names: Vec<String> = match self {
+            SecretOrigin::Parts(parts) => parts.iter().map(|p| p.secret.clone()).collect(),
+            SecretOrigin::File { secret, .. } => vec![secret.clone()],
+        };
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
 /// One layer's value for a key. `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Contribution {

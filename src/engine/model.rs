@@ -74,8 +74,16 @@ pub struct PlainArgs {
     /// `(option name, value)`; `None` for a flag given as `true`.
     pub options: Vec<(String, Option<String>)>,
     pub extra: Vec<String>,
-    /// Whether a resolved value came from a Secret.
-    pub carries_secret: bool,
+    /// Arguments whose resolved value holds Secret data: (argument, the Secrets).
+    pub secret_args: Vec<SecretArgument>,
+}
+
+/// An argument of `tool.args` whose value holds Secret data: named, never shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretArgument {
+    /// `--bootstrap-server`, or `spec.extraArgs[2]`.
+    pub argument: String,
+    pub secrets: Vec<String>,
 }
 
 /// The result of evaluating one KafkaToolConfig.

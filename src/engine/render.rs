@@ -148,8 +148,23 @@ pub fn render(
             .clone()
             .unwrap_or_else(|| ConfigCatalogue::get().kafka_version.clone());
         let built = args::build(tool, views, plain, &paths, &version, warnings);
-        if built.carries_secret && !deferred {
-            sensitive_keys.insert(format!("{TOOL_ARGS_KEY}: an argument"));
+        for secret_arg in &built.secret_args {
+            if deferred {
+                // Deferred means no Secret byte outside a Secret, and tool.args is plain text.
+                problems.push(Problem::new(
+                    Reason::SensitiveArgument,
+                    TOOL_ARGS_KEY,
+                    format!(
+                        "{} would carry data of Secret {} in {TOOL_ARGS_KEY}, which output.secrets: \
+                         Deferred keeps out of the output: set the value in a file or property \
+                         instead of an argument, or use output.kind: Secret without Deferred",
+                        secret_arg.argument,
+                        secret_arg.secrets.join(", ")
+                    ),
+                ));
+            } else {
+                sensitive_keys.insert(format!("{TOOL_ARGS_KEY}: {}", secret_arg.argument));
+            }
         }
         let mut text = String::new();
         for arg in &built.args {
