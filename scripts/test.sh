@@ -89,7 +89,7 @@ end
 begin "unit, property and JDK differential tests"
 # tool_cli_oracle runs Kafka's own tool parsers: it needs the 4.3.1 jars (cached, as for conformance)
 bash conformance/fetch.sh >/dev/null
-cargo test --locked --lib --bins --test jdk_properties --test tool_cli_oracle --test engine_rules --test examples --test invariants --test typed_validation --test bad_input --test round_trip --test module_graph
+cargo test --locked --lib --bins --test jdk_properties --test tool_cli_oracle --test engine_rules --test examples --test invariants --test typed_validation --test bad_input --test round_trip --test canary --test module_graph
 end
 
 begin "fuzz smoke (cargo-fuzz, ASan, ${FUZZ_SECONDS:-20} s per target)"

@@ -9,7 +9,7 @@ use super::{CliError, Invalid, TextFormat, evaluate_manifest, report_problems, t
 use crate::engine::Evaluation;
 use crate::engine::layers::{Contribution, Layer};
 use crate::engine::mirror_maker;
-use crate::engine::sensitive::REDACTED;
+use crate::engine::sensitive::{self, REDACTED};
 use crate::engine::spec::Role;
 use crate::manifest::Workspace;
 
@@ -63,7 +63,14 @@ pub fn explain_entries(
                 namespace: namespace.to_string(),
                 name: name.to_string(),
                 role: role.to_string(),
-                key: provenance.key.to_string(),
+                key: provenance
+                    .chain
+                    .iter()
+                    .find(|c| sensitive::key_is_secret(*role, &provenance.key, c))
+                    .map_or_else(
+                        || provenance.key.to_string(),
+                        |c| sensitive::key_label(*role, &provenance.key, c).into_owned(),
+                    ),
                 value: shown(winner),
                 layer: winner.layer,
                 source: winner.source.to_string(),

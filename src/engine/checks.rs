@@ -9,6 +9,7 @@ use crate::engine::layers::{Contribution, Layer};
 use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Shadowed, Warning};
 use crate::engine::policy::PolicyMatcher;
+use crate::engine::sensitive;
 use crate::engine::spec::{Precedence, Role, Scalar, ToolConfigSpec};
 
 pub(crate) fn check_override_policy(
@@ -200,7 +201,14 @@ pub(crate) fn shadowed(role: Role, view: &RoleView) -> Vec<Shadowed> {
             let winner = chain.next()?;
             let over: Vec<String> = chain.map(Contribution::shadow_label).collect();
             (!over.is_empty()).then(|| Shadowed {
-                key: p.key.to_string(),
+                key: p
+                    .chain
+                    .iter()
+                    .find(|c| sensitive::key_is_secret(role, &p.key, c))
+                    .map_or_else(
+                        || p.key.to_string(),
+                        |c| sensitive::key_label(role, &p.key, c).into_owned(),
+                    ),
                 role,
                 winner: winner.layer.as_str().to_string(),
                 over,

@@ -265,11 +265,16 @@ fn contribution(
                 }
                 ReferenceError::TooLarge { .. } => Reason::OutputTooLarge,
             };
-            return Err(Problem::new(
-                reason,
-                source,
-                format!("{}: {error}", raw.key),
-            ));
+            // A reference inside a value read from a Secret file is Secret content: say what is
+            // wrong and where, never the reference's text.
+            let message = match raw.file_secret {
+                Some((secret, file_key)) => format!(
+                    "a value read from Secret {secret} key {file_key} has a reference that cannot be \
+                     resolved ({reason}; the reference is not shown: it is part of the Secret)"
+                ),
+                None => format!("{}: {error}", raw.key),
+            };
+            return Err(Problem::new(reason, source, message));
         }
     };
     let secret = match raw.file_secret {

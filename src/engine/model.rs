@@ -116,6 +116,32 @@ impl Evaluation {
         self.problems.is_empty() && self.source_problems.is_empty()
     }
 
+    /// A key as `status.history` may name it: a key that may be Secret content (read from a
+    /// Secret file, not a Kafka key, not shaped like one) is shown by where it was read; a key no
+    /// view holds any more is shown only if Kafka defines it or it is shaped like a config name.
+    pub fn key_label(&self, key: &str) -> String {
+        for (role, view) in &self.views {
+            if let Some(p) = view.keys.get(key) {
+                return match p
+                    .chain
+                    .iter()
+                    .find(|c| sensitive::key_is_secret(*role, key, c))
+                {
+                    Some(c) => sensitive::key_label(*role, key, c).into_owned(),
+                    None => key.to_string(),
+                };
+            }
+        }
+        let config_shaped = key.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'_')
+        });
+        if config_shaped {
+            key.to_string()
+        } else {
+            "[a key no longer set, not shown]".to_string()
+        }
+    }
+
     /// Whether a value shown to people must be redacted.
     pub fn is_sensitive(&self, role: Role, key: &str, contribution: &Contribution) -> bool {
         contribution.is_secret_sourced() || sensitive::is_password_key(role, key)

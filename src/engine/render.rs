@@ -76,6 +76,20 @@ pub fn render(
                 continue;
             };
             for (key, contribution) in view.file_entries() {
+                // Deferred writes each key name into the ConfigMap: a key that may be Secret
+                // content (a PEM line read as a key) cannot go there.
+                if deferred && sensitive::key_is_secret(*role, key, contribution) {
+                    problems.push(Problem::new(
+                        Reason::SensitiveValueInConfigMap,
+                        contribution.source.clone(),
+                        format!(
+                            "{} is not a Kafka key name, and output.secrets: Deferred would write it \
+                             into the ConfigMap; check the file's syntax (line continuations)",
+                            sensitive::key_label(*role, key, contribution)
+                        ),
+                    ));
+                    continue;
+                }
                 let value = if deferred {
                     match defer(contribution, &mount_path) {
                         Some((value, secrets, dir, file)) => {
@@ -103,7 +117,8 @@ pub fn render(
                             &provider_names_with(view, deferred),
                         ));
                 if secret_material {
-                    sensitive_keys.insert(format!("{file_name}: {key}"));
+                    let shown = sensitive::key_label(*role, key, contribution);
+                    sensitive_keys.insert(format!("{file_name}: {shown}"));
                 }
                 if let Some(previous) = content.get(key)
                     && previous != &value

@@ -3,9 +3,11 @@
 //! The generated config catalogue is the authority; this list covers keys it cannot know about
 //! (listener- and mechanism-prefixed broker keys) by suffix.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use crate::engine::catalogue::configs::ConfigCatalogue;
+use crate::engine::layers::{Contribution, SecretOrigin};
 use crate::engine::spec::Role;
 
 /// Suffixes of PASSWORD-typed keys under prefixes (`listener.name.x.sasl.jaas.config`, …).
@@ -50,6 +52,49 @@ pub fn has_provider_reference(value: &str, providers: &BTreeSet<String>) -> bool
 
 /// Placeholder shown instead of a sensitive value.
 pub const REDACTED: &str = "[redacted]";
+
+/// How a message shows a sensitive value: the Secret it came from, never the content.
+pub fn redacted_label(contribution: &Contribution) -> String {
+    match &contribution.secret {
+        Some(SecretOrigin::File {
+            secret, file_key, ..
+        }) => format!("[redacted: from Secret {secret} key {file_key}]"),
+        Some(SecretOrigin::Parts(parts)) => {
+            let mut from: Vec<String> = parts
+                .iter()
+                .map(|p| format!("Secret {} key {}", p.secret, p.key))
+                .collect();
+            from.sort();
+            from.dedup();
+            format!("[redacted: from {}]", from.join(", "))
+        }
+        None => REDACTED.to_string(),
+    }
+}
+
+/// Whether a key name may itself be Secret content: read from a Secret file, not a key Kafka
+/// defines for the role, and not shaped like a config name (lowercase ASCII letters, digits,
+/// `.`, `-`, `_`). A PEM or base64 body pasted without line continuations makes each line a
+/// "key" (mixed case, `+`, `/`, `=`): such keys are named by where they were read, never shown.
+pub fn key_is_secret(role: Role, key: &str, contribution: &Contribution) -> bool {
+    let config_shaped = !key.is_empty()
+        && key.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'_')
+        });
+    matches!(contribution.secret, Some(SecretOrigin::File { .. }))
+        && !config_shaped
+        && ConfigCatalogue::get().key(role, key).is_none()
+}
+
+/// How a message shows a key: the key, or for a key that is Secret content, where it was read
+/// (`[key from configFiles[1] kafka-sasl/sasl.properties:3]`).
+pub fn key_label<'k>(role: Role, key: &'k str, contribution: &Contribution) -> Cow<'k, str> {
+    if key_is_secret(role, key, contribution) {
+        Cow::Owned(format!("[key from {}]", contribution.source))
+    } else {
+        Cow::Borrowed(key)
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -405,6 +405,8 @@ async fn reconcile_inner(
             Some(old) => history::changed_keys(old, &rendered.files),
             None => history::changed_keys(&BTreeMap::new(), &rendered.files),
         };
+        // Names only, and never a key that may be Secret content.
+        let changed: Vec<String> = changed.iter().map(|k| ev.key_label(k)).collect();
         let annotation = config
             .annotations()
             .get(CHANGE_CAUSE_ANNOTATION)

@@ -9,7 +9,7 @@ pub use typed::{check_value, is_checked};
 use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Warning};
-use crate::engine::sensitive::{self, REDACTED};
+use crate::engine::sensitive;
 use crate::engine::spec::Role;
 
 /// Key prefixes whose keys are open-ended (Kafka reads them by prefix), so they are never unknown.
@@ -65,6 +65,20 @@ pub(crate) fn check_role(
             if role != Role::MirrorMaker && !has_open_prefix(key) {
                 // A config with many custom keys (interceptors, plugins) is deliberate, not a
                 // typo: suggestions stop after a few.
+                // A key read from a Secret file may be Secret content (a PEM line): named by
+                // where it was read, with no suggestion (which would hint at its text).
+                if sensitive::key_is_secret(role, key, contribution) {
+                    let label = sensitive::key_label(role, key, contribution);
+                    warnings.push(Warning {
+                        key: label.to_string(),
+                        role: Some(role),
+                        reason: Reason::UnknownKey,
+                        message: format!(
+                            "{label}: not a key the {role} client defines; Kafka ignores it (the key is not shown: it was read from a Secret)"
+                        ),
+                    });
+                    continue;
+                }
                 let suggestion = if suggestions_left > 0 {
                     suggestions_left -= 1;
                     set.closest_key(key)
@@ -100,10 +114,18 @@ pub(crate) fn check_role(
             continue;
         }
         if let Err(why) = typed::check_value(def, &contribution.value) {
-            let shown = if contribution.is_secret_sourced() || def.is_password() {
-                REDACTED.to_string()
+            let sensitive = contribution.is_secret_sourced() || def.is_password();
+            let shown = if sensitive {
+                sensitive::redacted_label(contribution)
             } else {
                 format!("{:?}", contribution.value)
+            };
+            // Reasons quote the offending part of a value as a Rust string literal ("…"): for a
+            // sensitive value only a reason that quotes nothing is shown.
+            let why = if sensitive && why.contains('"') {
+                "the reason is not shown: it would quote the value".to_string()
+            } else {
+                why
             };
             problems.push(Problem::new(
                 Reason::InvalidValue,
