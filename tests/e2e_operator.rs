@@ -353,6 +353,69 @@ fn operator_end_to_end() {
         );
     }
 
+    step("an invalid GlobalClientDefaults stops the configs it selects; their outputs stay");
+    let (held_hash, held_rv) = eventually("orders output", Duration::from_secs(10), || {
+        let c = ready_config(&cluster, "orders-producer")?;
+        let (hash, rv) = output_hash(&cluster, "orders-producer-kafka")?;
+        (c["status"]["configHash"] == hash.as_str())
+            .then_some((hash, rv))
+            .ok_or("status lags".into())
+    });
+    cluster.merge_patch(
+        "globalclientdefaults",
+        "kco-e2e-defaults",
+        None,
+        serde_json::json!({"spec": {"defaults": {"producer": {"delivery.timeout.ms": "soon"}}}}),
+    );
+    eventually(
+        "GlobalClientDefaults Valid=False",
+        Duration::from_secs(20),
+        || {
+            let g = cluster
+                .json(&["get", "globalclientdefaults", "kco-e2e-defaults"])
+                .ok_or("gone")?;
+            let valid = condition(&g, "Valid").ok_or("no Valid")?;
+            (valid["status"] == "False"
+                && valid["reason"] == "InvalidValue"
+                && valid["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("spec.defaults.producer.delivery.timeout.ms")))
+            .then_some(())
+            .ok_or(format!("{valid}"))
+        },
+    );
+    eventually(
+        "orders-producer Ready=False GlobalDefaultsInvalid",
+        Duration::from_secs(20),
+        || {
+            let c = cluster
+                .json(&["get", "kafkatoolconfig", "orders-producer", "-n", NS])
+                .ok_or("gone")?;
+            let ready = condition(&c, "Ready").ok_or("no Ready")?;
+            (ready["status"] == "False"
+                && ready["reason"] == "GlobalDefaultsInvalid"
+                && c["status"]["configHash"] == held_hash.as_str())
+            .then_some(())
+            .ok_or(format!("{}", c["status"]))
+        },
+    );
+    assert_eq!(
+        output_hash(&cluster, "orders-producer-kafka").expect("output"),
+        (held_hash.clone(), held_rv),
+        "the last good output was touched while platform policy could not be applied"
+    );
+    cluster.merge_patch(
+        "globalclientdefaults",
+        "kco-e2e-defaults",
+        None,
+        serde_json::json!({"spec": {"defaults": {"producer": {"delivery.timeout.ms": "90000"}}}}),
+    );
+    eventually(
+        "Ready again once the GlobalClientDefaults is fixed",
+        Duration::from_secs(20),
+        || ready_config(&cluster, "orders-producer"),
+    );
+
     step("an invalid edit keeps the last good output and sets Valid=False");
     let (good_hash, good_rv) = eventually("orders output", Duration::from_secs(10), || {
         let c = ready_config(&cluster, "orders-producer")?;
