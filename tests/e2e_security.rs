@@ -150,6 +150,10 @@ fn canary_secret_value_never_leaks() {
                 "sasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"u\" password=\"{value}\";\nssl.key.password={value}\n"),
             "bad-values.properties": format!("batch.size={value}\nacks={value}\nenable.idempotence={value}\n"),
             "broken.properties": format!("ok=1\npw={value}\nbroken=\\u{value}\n"),
+            // A PEM body pasted without line continuations: each line becomes a "key".
+            "pem.properties": format!("bootstrap.servers=k:9092\nMIIB{value}Ab+/=\n"),
+            // A reference body inside a Secret file value.
+            "ref.properties": format!("bootstrap.servers=k:9092\ncustom.ref=${{{value}}}\n"),
         }})
     };
     let jaas = "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"u\" password=\"${env.PW}\";";
@@ -211,6 +215,30 @@ fn canary_secret_value_never_leaks() {
             json!({"tool": "kafka-console-producer", "args": {"topic": "t", "bootstrap-server": "k:9092"},
             "configFiles": file("nope.properties"), "env": env_pw, "output": {"kind": "Secret"}}),
         ),
+        // Ready: a Secret-file line read as a key is never shown (issue 24)
+        (
+            "sec-pem",
+            json!({"tool": "kafka-console-producer", "args": {"topic": "t"},
+            "configFiles": file("pem.properties"), "output": {"kind": "Secret"}}),
+        ),
+        // UnresolvedReference inside a Secret-file value: the reference is not quoted
+        (
+            "sec-ref-body",
+            json!({"tool": "kafka-console-producer", "args": {"topic": "t"},
+            "configFiles": file("ref.properties"), "output": {"kind": "Secret"}}),
+        ),
+        // Ready: an argument from a Secret goes to a Secret output
+        (
+            "sec-arg",
+            json!({"tool": "kafka-console-producer", "args": {"topic": "${env.PW}", "bootstrap-server": "k:9092"},
+            "env": env_pw, "output": {"kind": "Secret"}}),
+        ),
+        // SensitiveArgument: Deferred keeps a Secret-sourced argument out of the ConfigMap
+        (
+            "sec-deferred-arg",
+            json!({"tool": "kafka-console-producer", "args": {"topic": "${env.PW}", "bootstrap-server": "k:9092"},
+            "env": env_pw, "output": {"secrets": "Deferred"}}),
+        ),
         // OutputConflict while reading the canary
         (
             "sec-conflict",
@@ -224,6 +252,17 @@ fn canary_secret_value_never_leaks() {
     cluster.apply_yaml(&to_yaml(&objects));
 
     let sa = cluster.impersonating_kubeconfig(OPERATOR_NS, SA);
+    // Two replicas; the first leads, and is killed once below.
+    let mut first = Operator::spawn(&cluster, &sa, "sec-canary-a", Some(lease), "debug");
+    first
+        .wait_ready(Duration::from_secs(30))
+        .expect("operator ready");
+    eventually("replica a to lead", Duration::from_secs(30), || {
+        first
+            .is_leader()
+            .then_some(())
+            .ok_or("not leader".to_string())
+    });
     let mut op = Operator::spawn(&cluster, &sa, "sec-canary", Some(lease), "debug");
     op.wait_ready(Duration::from_secs(30))
         .expect("operator ready");
@@ -238,6 +277,10 @@ fn canary_secret_value_never_leaks() {
         ("sec-parse", "ParseError"),
         ("sec-missing-key", "KeyNotFound"),
         ("sec-conflict", "OutputConflict"),
+        ("sec-pem", "Ready"),
+        ("sec-ref-body", "UnresolvedReference"),
+        ("sec-arg", "Ready"),
+        ("sec-deferred-arg", "SensitiveArgument"),
     ];
     let check_outcomes = |cluster: &Cluster| {
         for (name, outcome) in want {
@@ -259,6 +302,15 @@ fn canary_secret_value_never_leaks() {
         }
     };
     check_outcomes(&cluster);
+
+    step("the leader is killed; the other replica takes over");
+    let first_log = first.log.clone();
+    first.crash();
+    eventually(
+        "the second replica to lead",
+        Duration::from_secs(60),
+        || op.is_leader().then_some(()).ok_or("not leader".to_string()),
+    );
 
     step("rotation: the Secret gets a new canary; the world re-renders");
     let before = cluster
@@ -326,6 +378,16 @@ fn canary_secret_value_never_leaks() {
             cluster.kubectl(&["get", "globalclientdefaults", "-o", "json"]),
         ),
         (
+            "every workload (pod-template annotations)".into(),
+            cluster.kubectl(&[
+                "get",
+                "deployments,statefulsets,daemonsets",
+                "-A",
+                "-o",
+                "json",
+            ]),
+        ),
+        (
             "core Events".into(),
             cluster.kubectl(&["get", "events", "-A", "-o", "json"]),
         ),
@@ -353,6 +415,10 @@ fn canary_secret_value_never_leaks() {
     op.terminate();
     let log = std::fs::read_to_string(cluster.work.path().join("sec-canary-0.log")).expect("log");
     corpus.push(("operator log (RUST_LOG=debug)".into(), log.clone()));
+    corpus.push((
+        "killed leader's log (RUST_LOG=debug)".into(),
+        std::fs::read_to_string(&first_log).expect("first replica's log"),
+    ));
     let mut leaks = Vec::new();
     let mut scanned = 0usize;
     for (what, text) in &corpus {
