@@ -44,6 +44,17 @@ fn ready_config(cluster: &Cluster, name: &str) -> Result<serde_json::Value, Stri
     Ok(config)
 }
 
+/// orders-producer's output (hash, resourceVersion) once its status reports that hash.
+fn settled_output(cluster: &Cluster) -> (String, String) {
+    eventually("orders output", Duration::from_secs(10), || {
+        let c = ready_config(cluster, "orders-producer")?;
+        let (hash, rv) = output_hash(cluster, "orders-producer-kafka")?;
+        (c["status"]["configHash"] == hash.as_str())
+            .then_some((hash, rv))
+            .ok_or("status lags".into())
+    })
+}
+
 /// The immutable outputs of `config`: hash → ConfigMap name.
 fn immutable_outputs(cluster: &Cluster, config: &str) -> BTreeMap<String, String> {
     let selector = format!("kafkaconfig.dev/config={config}");
@@ -354,13 +365,7 @@ fn operator_end_to_end() {
     }
 
     step("an invalid GlobalClientDefaults stops the configs it selects; their outputs stay");
-    let (held_hash, held_rv) = eventually("orders output", Duration::from_secs(10), || {
-        let c = ready_config(&cluster, "orders-producer")?;
-        let (hash, rv) = output_hash(&cluster, "orders-producer-kafka")?;
-        (c["status"]["configHash"] == hash.as_str())
-            .then_some((hash, rv))
-            .ok_or("status lags".into())
-    });
+    let (held_hash, held_rv) = settled_output(&cluster);
     cluster.merge_patch(
         "globalclientdefaults",
         "kco-e2e-defaults",
@@ -417,13 +422,7 @@ fn operator_end_to_end() {
     );
 
     step("an invalid edit keeps the last good output and sets Valid=False");
-    let (good_hash, good_rv) = eventually("orders output", Duration::from_secs(10), || {
-        let c = ready_config(&cluster, "orders-producer")?;
-        let (hash, rv) = output_hash(&cluster, "orders-producer-kafka")?;
-        (c["status"]["configHash"] == hash.as_str())
-            .then_some((hash, rv))
-            .ok_or("status lags".into())
-    });
+    let (good_hash, good_rv) = settled_output(&cluster);
     cluster.merge_patch(
         "kafkatoolconfig",
         "orders-producer",

@@ -13,7 +13,7 @@ use crate::engine::layers::Layer;
 use crate::engine::layers::SecretOrigin;
 use crate::engine::model::{PlainArgs, RoleView, SecretArgument};
 use crate::engine::outcome::{Problem, Reason, Warning};
-use crate::engine::reference::{self, Bindings, Mode, ReferenceError};
+use crate::engine::reference::{self, Bindings, Mode};
 use crate::engine::safe_text;
 use crate::engine::sensitive;
 use crate::engine::spec::{Role, Scalar, ToolConfigSpec};
@@ -200,14 +200,7 @@ pub fn resolve_plain(
                     Some(resolved.value)
                 }
                 Err(error) => {
-                    let reason = match error {
-                        ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
-                        ReferenceError::Unterminated { .. } | ReferenceError::Nested { .. } => {
-                            Reason::ParseError
-                        }
-                        ReferenceError::TooLarge { .. } => Reason::OutputTooLarge,
-                    };
-                    source_problems.push(Problem::new(reason, field, error.to_string()));
+                    source_problems.push(Problem::new(error.reason(), field, error.to_string()));
                     None
                 }
             }

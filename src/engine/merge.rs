@@ -10,7 +10,7 @@ use crate::engine::globals::{GlobalDefaults, role_entries};
 use crate::engine::layers::{Contribution, Layer, Provenance, SecretOrigin};
 use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Warning};
-use crate::engine::reference::{self, Bindings, Mode, ReferenceError};
+use crate::engine::reference::{self, Bindings, Mode};
 use crate::engine::render::{DIRECTORY_PROVIDER, FILE_PROVIDER};
 use crate::engine::sources::{LoadedFile, SourceKind};
 use crate::engine::spec::{Precedence, Role, Scalar, ToolConfigSpec, properties_label};
@@ -258,13 +258,7 @@ fn contribution(
     let resolved = match reference::resolve_owned(text, bindings, providers, mode) {
         Ok(resolved) => resolved,
         Err(error) => {
-            let reason = match error {
-                ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
-                ReferenceError::Unterminated { .. } | ReferenceError::Nested { .. } => {
-                    Reason::ParseError
-                }
-                ReferenceError::TooLarge { .. } => Reason::OutputTooLarge,
-            };
+            let reason = error.reason();
             // A reference inside a value read from a Secret file is Secret content: say what is
             // wrong and where, never the reference's text.
             let message = match raw.file_secret {

@@ -8,6 +8,8 @@
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::engine::outcome::Reason;
+
 /// No single value may expand beyond what an output object can hold (`render::MAX_OUTPUT_BYTES`).
 pub const MAX_EXPANDED_VALUE: usize = 1_000_000;
 /// What substitutions may add over one evaluation, all layers and roles together. Shadowed values
@@ -107,6 +109,19 @@ pub enum ReferenceError {
     Nested { offset: usize },
     #[error("references expand {what} beyond {limit} bytes")]
     TooLarge { limit: usize, what: &'static str },
+}
+
+impl ReferenceError {
+    /// The condition reason it is reported under.
+    pub fn reason(&self) -> Reason {
+        match self {
+            ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
+            ReferenceError::Unterminated { .. } | ReferenceError::Nested { .. } => {
+                Reason::ParseError
+            }
+            ReferenceError::TooLarge { .. } => Reason::OutputTooLarge,
+        }
+    }
 }
 
 /// A resolved value, with what it was built from. `Debug` (redacted): `engine::secret`.
