@@ -8,6 +8,7 @@ use base64::Engine as _;
 use serde::Deserialize;
 
 use crate::engine::globals::GlobalDefaults;
+use crate::engine::render::HashKey;
 use crate::engine::sources::{SourceData, SourceSet};
 use crate::engine::spec::{GlobalClientDefaultsSpec, ToolConfigSpec};
 
@@ -80,6 +81,9 @@ pub struct Workspace {
     pub globals: Vec<GlobalDefaults>,
     pub sources: BTreeMap<String, SourceSet>,
     pub namespace_labels: BTreeMap<String, BTreeMap<String, String>>,
+    /// The content-hash key (`--hash-key-file`); without it the hashes are unkeyed `sha256:`
+    /// and differ from the cluster's.
+    pub hash_key: Option<HashKey>,
     /// Where each object was defined, to refuse a second definition of the same object.
     origins: BTreeMap<ObjectKey, String>,
 }

@@ -8,7 +8,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
-use crate::engine::render::Rendered;
+use crate::engine::render::{KEYED_PREFIX, Rendered, UNKEYED_PREFIX};
 use crate::engine::spec::{OutputKind, ToolConfigSpec};
 
 pub const API_GROUP: &str = "kafkaconfig.dev";
@@ -44,9 +44,12 @@ impl OutputObject {
     }
 }
 
-/// `<name>-<first 8 hex of the hash>` for `output.immutable`.
+/// `<name>-<first 8 hex of the hash>` for `output.immutable` (keyed or unkeyed alike).
 pub fn immutable_name(base: &str, hash: &str) -> String {
-    let hex = hash.strip_prefix("sha256:").unwrap_or(hash);
+    let hex = hash
+        .strip_prefix(KEYED_PREFIX)
+        .or_else(|| hash.strip_prefix(UNKEYED_PREFIX))
+        .unwrap_or(hash);
     format!("{base}-{}", &hex[..hex.len().min(8)])
 }
 

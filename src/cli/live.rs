@@ -77,6 +77,7 @@ pub async fn explain_live(
         namespace_labels: &labels,
         globals: &globals,
         sources: &fetched.sources,
+        hash_key: None,
     });
     for problem in ev.source_problems.iter().chain(&ev.problems) {
         let _ = writeln!(stderr, "KafkaToolConfig {namespace}/{name}: {problem}");
