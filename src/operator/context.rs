@@ -37,6 +37,16 @@ pub enum Error {
     MissingField(&'static str),
     #[error("cannot serialize: {0}")]
     Serialize(#[from] serde_json::Error),
+    /// A source the API server should never have stored (a ConfigMap key in both `data` and
+    /// `binaryData`): refused as the offline reader refuses it.
+    #[error("{kind} {namespace}/{name}: {source}")]
+    InvalidSource {
+        kind: &'static str,
+        namespace: String,
+        name: String,
+        #[source]
+        source: crate::manifest::DataError,
+    },
     /// A rollout target is still replacing pods: which old outputs they mount is not known yet.
     #[error("{0} is still rolling out")]
     RolloutInProgress(String),
@@ -58,6 +68,7 @@ impl Error {
             Error::MissingField(_) => "MissingField",
             Error::Serialize(_) => "Serialize",
             Error::RolloutInProgress(_) => "RolloutInProgress",
+            Error::InvalidSource { .. } => "InvalidSource",
         }
     }
 
