@@ -13,6 +13,7 @@ use crate::engine::globals::GlobalDefaults;
 use crate::engine::render::HashKey;
 use crate::engine::sources::{SourceData, SourceSet};
 use crate::engine::spec::{GlobalClientDefaultsSpec, ToolConfigSpec};
+use crate::output::{DataError, config_map_source, secret_source};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
@@ -323,34 +324,12 @@ fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ManifestErro
     }
 }
 
-/// A ConfigMap's `data`/`binaryData` or a Secret's `data`/`stringData` that cannot be read. Never
-/// carries the value: in a Secret it is the secret, so only the field, the key and (once
-/// [`located`](DataError::located)) the line and column are named.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DataError {
-    /// A field that is not a mapping of strings to strings.
-    #[error("{field}: not a mapping of keys to strings")]
-    NotAMap { field: &'static str },
-    /// One value of such a field is not a string (a number, a list…).
-    #[error("{field}.{key}: {found}, not a string (the value is not shown)")]
-    NotAString {
-        field: &'static str,
-        key: String,
-        found: &'static str,
-    },
-    #[error("{field}.{key}: not valid base64 ({problem}; the value is not shown)")]
-    NotBase64 {
-        field: &'static str,
-        key: String,
-        problem: String,
-    },
-    /// What the API server answers for such a ConfigMap (k8s.io/kubernetes
-    /// pkg/apis/core/validation `ValidateConfigMap`, `field.Invalid` of `data[key]`).
-    #[error("data[{key}]: Invalid value: \"{key}\": duplicate of key present in binaryData")]
-    DuplicateKey { key: String },
+trait Located {
+    fn field_and_key(&self) -> Option<(&'static str, &str)>;
+    fn located(&self, text: &str, index: usize, namespace: &str, name: &str) -> String;
 }
 
-impl DataError {
+impl Located for DataError {
     fn field_and_key(&self) -> Option<(&'static str, &str)> {
         match self {
             DataError::NotAString { field, key, .. } | DataError::NotBase64 { field, key, .. } => {
@@ -581,43 +560,6 @@ fn secret_data(doc: &serde_json::Value) -> Result<SourceData, DataError> {
         ..Secret::default()
     };
     Ok(secret_source(secret))
-}
-
-/// What a ConfigMap offers as sources: `data` and `binaryData` together. The one conversion the
-/// offline reader and the operator (`operator::dereference`) share. A key in both is refused,
-/// as the API server refuses to store such a ConfigMap.
-pub fn config_map_source(config_map: ConfigMap) -> Result<SourceData, DataError> {
-    let mut data: BTreeMap<String, Vec<u8>> = config_map
-        .data
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(key, value)| (key, value.into_bytes()))
-        .collect();
-    for (key, value) in config_map.binary_data.unwrap_or_default() {
-        if data.contains_key(&key) {
-            return Err(DataError::DuplicateKey { key });
-        }
-        data.insert(key, value.0);
-    }
-    Ok(SourceData { data })
-}
-
-/// What a Secret offers as sources: its data as the API server stores it, `stringData` merged
-/// over `data`, `stringData` winning (k8s.io/kubernetes pkg/apis/core/v1
-/// `Convert_v1_Secret_To_core_Secret`). The one conversion the offline reader and the operator
-/// share; the operator reads Secrets from the API server, which never returns `stringData`, so
-/// for it this is `data`.
-pub fn secret_source(secret: Secret) -> SourceData {
-    let mut data: BTreeMap<String, Vec<u8>> = secret
-        .data
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(key, value)| (key, value.0))
-        .collect();
-    for (key, value) in secret.string_data.unwrap_or_default() {
-        data.insert(key, value.into_bytes());
-    }
-    SourceData { data }
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ pub enum Error {
         namespace: String,
         name: String,
         #[source]
-        source: crate::manifest::DataError,
+        source: crate::output::DataError,
     },
     /// A rollout target is still replacing pods: which old outputs they mount is not known yet.
     #[error("{0} is still rolling out")]

@@ -1,7 +1,7 @@
 //! Reads exactly the ConfigMaps and Secrets a spec references, with one `get` each: Secret
 //! content is never cached by the controller, it lives only for the duration of a reconcile.
 //! Their data become sources through the conversion the offline reader uses too
-//! (`manifest::config_map_source`, `manifest::secret_source`).
+//! (`output::config_map_source`, `output::secret_source`).
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -12,8 +12,8 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 
 use crate::engine::sources::{SourceKind, SourceRef, SourceSet};
-use crate::manifest::{config_map_source, secret_source};
 use crate::operator::context::Error;
+use crate::output::{config_map_source, secret_source};
 
 /// The sources of one namespace and the resourceVersion each had when read (None: absent).
 pub struct Fetched {
