@@ -201,7 +201,7 @@ fn with_the_clusters_hash_key_file_the_cli_prints_the_keyed_hashes_and_no_note()
     std::fs::write(&key_file, [0x42u8; 32]).expect("write the key");
     let key_path = key_file.to_str().expect("a UTF-8 path");
     for subcommand in ["render", "validate"] {
-        let (code, stdout, stderr) = run_cli(&[
+        let args = [
             subcommand,
             "-f",
             "examples/",
@@ -209,7 +209,8 @@ fn with_the_clusters_hash_key_file_the_cli_prints_the_keyed_hashes_and_no_note()
             "json",
             "--hash-key-file",
             key_path,
-        ]);
+        ];
+        let (code, stdout, stderr) = run_cli(&args);
         assert_eq!(code, Some(0), "{subcommand}: {stderr}");
         assert!(stderr.is_empty(), "{subcommand}: {stderr}");
         assert!(
@@ -221,15 +222,7 @@ fn with_the_clusters_hash_key_file_the_cli_prints_the_keyed_hashes_and_no_note()
             "{subcommand}: no unkeyed hash"
         );
         // The same key gives the same hashes: what a pipeline compares with the cluster.
-        let (_, again, _) = run_cli(&[
-            subcommand,
-            "-f",
-            "examples/",
-            "-o",
-            "json",
-            "--hash-key-file",
-            key_path,
-        ]);
+        let (_, again, _) = run_cli(&args);
         assert_eq!(again, stdout);
     }
     // The base64 text of a key (what `kubectl get secret -o jsonpath` prints) is refused with
