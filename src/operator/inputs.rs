@@ -90,9 +90,9 @@ pub fn from_status(generation: Option<i64>, inputs: &InputsStatus) -> Seen {
 }
 
 /// The recorded inputs, when the watch caches prove that nothing changed since the live output
-/// was rendered: same generation, Ready, same operator version and content-hash key, every referenced source at the
-/// recorded resourceVersion, the same GlobalClientDefaults at the same generations selecting
-/// it, and the output object still controlled by this config, holding the recorded hash,
+/// was rendered: same generation, Ready, same operator version and content-hash key, every
+/// referenced source at the recorded resourceVersion, the same GlobalClientDefaults at the same
+/// generations selecting it, and the output object still controlled by this config, holding the recorded hash,
 /// with files nobody else wrote. Rollout targets and immutable outputs are always checked
 /// against the API server (their state is not cached).
 pub fn unchanged(ctx: &Context, config: &KafkaToolConfig, namespace: &str) -> Option<Seen> {
