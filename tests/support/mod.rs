@@ -469,11 +469,14 @@ pub fn render_offline(paths: &[&Path]) -> BTreeMap<String, Expected> {
     let mut command = Command::new(env!("CARGO_BIN_EXE_kafka-config-operator"));
     command.arg("render");
     // The cluster's key, so that the hashes are the ones the operator writes.
-    command.arg("--hash-key-file").arg(hash_key_file());
+    let key_file = hash_key_file();
+    command.arg("--hash-key-file").arg(&key_file);
     for p in paths {
         command.arg("-f").arg(p);
     }
     let out = command.args(["-o", "json"]).output().expect("run render");
+    // A key outlives no render: the file is the Secret's content.
+    let _ = std::fs::remove_file(&key_file);
     let objects: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "render -o json: {e}; stderr: {}",
