@@ -8,7 +8,11 @@ fn main() -> ExitCode {
     let result = match cli.command {
         #[cfg(feature = "operator")]
         Command::Run(options) => run_controller(options),
-        Command::Render { paths, format } => cli::render(&paths, format),
+        Command::Render {
+            paths,
+            format,
+            hash_key,
+        } => cli::render(&paths, format, &hash_key),
         Command::Explain {
             paths,
             namespace,
@@ -22,7 +26,11 @@ fn main() -> ExitCode {
                 cli::explain_files(&paths, name.as_deref(), key.as_deref(), format)
             }
         }
-        Command::Validate { paths, format } => cli::validate(&paths, format),
+        Command::Validate {
+            paths,
+            format,
+            hash_key,
+        } => cli::validate(&paths, format, &hash_key),
         #[cfg(feature = "operator")]
         Command::Crds { format } => cli::crds(format),
     };

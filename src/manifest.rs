@@ -5,11 +5,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use serde::Deserialize;
 
 use crate::engine::globals::GlobalDefaults;
+use crate::engine::render::HashKey;
 use crate::engine::sources::{SourceData, SourceSet};
 use crate::engine::spec::{GlobalClientDefaultsSpec, ToolConfigSpec};
+use crate::output::{DataError, config_map_source, secret_source};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
@@ -18,7 +22,8 @@ pub enum ManifestError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path}: not valid YAML: {message}")]
+    /// `message` says "not valid YAML" and where; never a snippet of the file.
+    #[error("{path}: {message}")]
     Yaml { path: PathBuf, message: String },
     #[error("{path}: document {index} ({kind} {name}): {message}")]
     Object {
@@ -80,6 +85,9 @@ pub struct Workspace {
     pub globals: Vec<GlobalDefaults>,
     pub sources: BTreeMap<String, SourceSet>,
     pub namespace_labels: BTreeMap<String, BTreeMap<String, String>>,
+    /// The content-hash key (`--hash-key-file`); without it the hashes are unkeyed `sha256:`
+    /// and differ from the cluster's.
+    pub hash_key: Option<HashKey>,
     /// Where each object was defined, to refuse a second definition of the same object.
     origins: BTreeMap<ObjectKey, String>,
 }
@@ -134,10 +142,15 @@ impl Workspace {
     }
 
     pub fn add_documents(&mut self, path: &Path, text: &str) -> Result<(), ManifestError> {
+        // Never with serde-saphyr's snippet: the lines around an error inside a Secret are the
+        // password (issue 24), and CI logs keep stderr.
+        let options = serde_saphyr::options! { with_snippet: false };
         let documents: Vec<serde_json::Value> =
-            serde_saphyr::from_multiple(text).map_err(|e| ManifestError::Yaml {
-                path: path.to_path_buf(),
-                message: e.to_string(),
+            serde_saphyr::from_multiple_with_options(text, options).map_err(|e| {
+                ManifestError::Yaml {
+                    path: path.to_path_buf(),
+                    message: yaml_error_message(text, &e),
+                }
             })?;
         for (index, doc) in documents.into_iter().enumerate() {
             if doc.is_null() {
@@ -195,7 +208,8 @@ impl Workspace {
                     });
                 }
                 "ConfigMap" => {
-                    let data = config_map_data(&doc).map_err(fail)?;
+                    let data = config_map_data(&doc)
+                        .map_err(|e| fail(e.located(text, index, &namespace, &metadata.name)))?;
                     self.sources
                         .entry(namespace)
                         .or_default()
@@ -203,7 +217,8 @@ impl Workspace {
                         .insert(metadata.name, data);
                 }
                 "Secret" => {
-                    let data = secret_data(&doc).map_err(fail)?;
+                    let data = secret_data(&doc)
+                        .map_err(|e| fail(e.located(text, index, &namespace, &metadata.name)))?;
                     self.sources
                         .entry(namespace)
                         .or_default()
@@ -309,40 +324,242 @@ fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ManifestErro
     }
 }
 
-fn string_map(doc: &serde_json::Value, field: &str) -> Result<BTreeMap<String, String>, String> {
-    match doc.get(field) {
-        None | Some(serde_json::Value::Null) => Ok(BTreeMap::new()),
-        Some(value) => serde_json::from_value(value.clone()).map_err(|e| format!("{field}: {e}")),
+trait Located {
+    fn field_and_key(&self) -> Option<(&'static str, &str)>;
+    fn located(&self, text: &str, index: usize, namespace: &str, name: &str) -> String;
+}
+
+impl Located for DataError {
+    fn field_and_key(&self) -> Option<(&'static str, &str)> {
+        match self {
+            DataError::NotAString { field, key, .. } | DataError::NotBase64 { field, key, .. } => {
+                Some((field, key))
+            }
+            DataError::DuplicateKey { key } => Some(("data", key)),
+            DataError::NotAMap { .. } => None,
+        }
+    }
+
+    /// The message with the line and column of the value in `text` (document `index`), when
+    /// they can be found.
+    fn located(&self, text: &str, index: usize, namespace: &str, name: &str) -> String {
+        let at = self
+            .field_and_key()
+            .and_then(|(field, key)| value_location(text, index, field, key))
+            .map(|(line, column)| format!("line {line}, column {column}: "))
+            .unwrap_or_default();
+        format!("{at}{namespace}/{name}: {self}")
     }
 }
 
-fn decode_base64(field: &str, key: &str, value: &str) -> Result<Vec<u8>, String> {
+/// Where the value of `field.key` of document `index` starts (1-based line and column). Read
+/// again only when an error needs it, so a valid file is parsed once.
+fn value_location(text: &str, index: usize, field: &str, key: &str) -> Option<(u64, u64)> {
+    type Spans = Option<BTreeMap<String, serde_saphyr::Spanned<serde::de::IgnoredAny>>>;
+    #[derive(Deserialize)]
+    struct Located {
+        #[serde(default)]
+        data: Spans,
+        #[serde(default, rename = "stringData")]
+        string_data: Spans,
+        #[serde(default, rename = "binaryData")]
+        binary_data: Spans,
+    }
+    let options = serde_saphyr::options! { with_snippet: false };
+    let documents: Vec<Option<Located>> =
+        serde_saphyr::from_multiple_with_options(text, options).ok()?;
+    let document = documents.into_iter().nth(index)??;
+    let spans = match field {
+        "data" => document.data,
+        "stringData" => document.string_data,
+        "binaryData" => document.binary_data,
+        _ => None,
+    }?;
+    let at = spans.get(key)?.referenced;
+    (at.line() > 0).then(|| (at.line(), at.column()))
+}
+
+/// A YAML syntax error with its line and column and never a snippet of the file; inside a Secret
+/// not even the parser's words (they may quote what they stumbled on), only where it is.
+fn yaml_error_message(text: &str, error: &serde_saphyr::Error) -> String {
+    let Some(at) = error.location().filter(|l| l.line() > 0) else {
+        return format!("not valid YAML: {error}");
+    };
+    let (line, column) = (at.line(), at.column());
+    match secret_around(text, line) {
+        Some(place) => format!(
+            "line {line}, column {column}: not valid YAML inside {place} (the content is not \
+             shown: it may be secret)"
+        ),
+        None => format!("line {line}, column {column}: not valid YAML: {error}"),
+    }
+}
+
+/// When 1-based `line` of `text` is in a document of kind Secret: "Secret NS/NAME", with the
+/// field and key the line is under where the indentation tells (`stringData` key `password`).
+/// A plain scan of the lines: the YAML could not be parsed.
+fn secret_around(text: &str, line: u64) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let here = usize::try_from(line)
+        .ok()?
+        .saturating_sub(1)
+        .min(lines.len());
+    let is_separator = |l: &str| l.starts_with("---");
+    let start = lines[..here]
+        .iter()
+        .rposition(|l| is_separator(l))
+        .map_or(0, |i| i + 1);
+    let end = lines[here..]
+        .iter()
+        .position(|l| is_separator(l))
+        .map_or(lines.len(), |i| here + i);
+    let document = &lines[start..end];
+    fn top<'a>(l: &'a str, key: &str) -> Option<&'a str> {
+        l.strip_prefix(key)
+            .and_then(|rest| rest.strip_prefix(':'))
+            .map(str::trim)
+    }
+    let kind = document.iter().find_map(|l| top(l, "kind"))?;
+    if kind.trim_matches(|c| c == '"' || c == '\'') != "Secret" {
+        return None;
+    }
+    // metadata: {name: x, namespace: y} or a block with indented name:/namespace:.
+    let word = |l: &str, key: &str| {
+        let at = l.find(&format!("{key}:"))?;
+        let before = l[..at].chars().last();
+        if before.is_some_and(|c| c.is_alphanumeric()) {
+            return None;
+        }
+        let value = l[at + key.len() + 1..].trim_start();
+        let value: String = value
+            .chars()
+            .take_while(|c| !matches!(c, ',' | '}' | ' ' | '#'))
+            .collect();
+        (!value.is_empty()).then(|| value.trim_matches(|c| c == '"' || c == '\'').to_string())
+    };
+    let metadata = document.iter().position(|l| top(l, "metadata").is_some());
+    let in_metadata = |key: &str| {
+        let from = metadata?;
+        let mut scope = vec![document[from]];
+        scope.extend(
+            document[from + 1..]
+                .iter()
+                .take_while(|l| l.starts_with(' ') || l.trim().is_empty()),
+        );
+        scope.iter().find_map(|l| word(l, key))
+    };
+    let name = in_metadata("name").unwrap_or_default();
+    let namespace = in_metadata("namespace").unwrap_or_else(|| DEFAULT_NAMESPACE.to_string());
+    let mut place = format!("Secret {namespace}/{name}");
+    // The top-level field the line is under, and the key at that field's first indentation.
+    let local = here
+        .saturating_sub(start)
+        .min(document.len().saturating_sub(1));
+    let field_at = document[..=local]
+        .iter()
+        .rposition(|l| !l.starts_with(' ') && !l.trim().is_empty() && !l.starts_with('#'));
+    if let Some(field_at) = field_at
+        && let Some(field) = ["data", "stringData"]
+            .into_iter()
+            .find(|f| top(document[field_at], f).is_some())
+    {
+        place.push_str(&format!(", {field}"));
+        let children = &document[field_at + 1..=local];
+        let indent = children
+            .iter()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.len() - l.trim_start().len());
+        let key = indent.and_then(|indent| {
+            children.iter().rev().find_map(|l| {
+                let own = l.len() - l.trim_start().len();
+                let (key, _) = l.trim_start().split_once(':')?;
+                (own == indent && !key.starts_with('#')).then(|| key.trim().to_string())
+            })
+        });
+        if let Some(key) = key {
+            place.push_str(&format!(" key {key}"));
+        }
+    }
+    Some(place)
+}
+
+/// A `data`-like field of a manifest as strings, each value checked without printing it.
+fn string_map(
+    doc: &serde_json::Value,
+    field: &'static str,
+) -> Result<BTreeMap<String, String>, DataError> {
+    let object = match doc.get(field) {
+        None | Some(serde_json::Value::Null) => return Ok(BTreeMap::new()),
+        Some(serde_json::Value::Object(object)) => object,
+        Some(_) => return Err(DataError::NotAMap { field }),
+    };
+    object
+        .iter()
+        .map(|(key, value)| {
+            let found = match value {
+                serde_json::Value::String(text) => return Ok((key.clone(), text.clone())),
+                serde_json::Value::Null => "null",
+                serde_json::Value::Bool(_) => "a boolean",
+                serde_json::Value::Number(_) => "a number",
+                serde_json::Value::Array(_) => "a list",
+                serde_json::Value::Object(_) => "a mapping",
+            };
+            Err(DataError::NotAString {
+                field,
+                key: key.clone(),
+                found,
+            })
+        })
+        .collect()
+}
+
+/// Decodes a base64 value; the error says what is wrong, never which byte (it is the content).
+fn decode_base64(field: &'static str, key: &str, value: &str) -> Result<Vec<u8>, DataError> {
+    use base64::DecodeError;
     base64::engine::general_purpose::STANDARD
         .decode(value.trim())
-        .map_err(|e| format!("{field}.{key} is not base64: {e}"))
+        .map_err(|e| DataError::NotBase64 {
+            field,
+            key: key.to_string(),
+            problem: match e {
+                DecodeError::InvalidByte(offset, _) => {
+                    format!("a character that is not base64 at offset {offset}")
+                }
+                DecodeError::InvalidLength(length) => format!("a length of {length}"),
+                DecodeError::InvalidLastSymbol(offset, _) => {
+                    format!("an impossible last character at offset {offset}")
+                }
+                DecodeError::InvalidPadding => "wrong padding".to_string(),
+            },
+        })
 }
 
-fn config_map_data(doc: &serde_json::Value) -> Result<SourceData, String> {
-    let mut data: BTreeMap<String, Vec<u8>> = string_map(doc, "data")?
-        .into_iter()
-        .map(|(k, v)| (k, v.into_bytes()))
-        .collect();
+fn config_map_data(doc: &serde_json::Value) -> Result<SourceData, DataError> {
+    let mut binary = BTreeMap::new();
     for (key, value) in string_map(doc, "binaryData")? {
-        data.insert(key.clone(), decode_base64("binaryData", &key, &value)?);
+        let bytes = decode_base64("binaryData", &key, &value)?;
+        binary.insert(key, ByteString(bytes));
     }
-    Ok(SourceData { data })
+    let config_map = ConfigMap {
+        data: Some(string_map(doc, "data")?),
+        binary_data: Some(binary),
+        ..ConfigMap::default()
+    };
+    config_map_source(config_map)
 }
 
-fn secret_data(doc: &serde_json::Value) -> Result<SourceData, String> {
+fn secret_data(doc: &serde_json::Value) -> Result<SourceData, DataError> {
     let mut data = BTreeMap::new();
     for (key, value) in string_map(doc, "data")? {
-        data.insert(key.clone(), decode_base64("data", &key, &value)?);
+        let bytes = decode_base64("data", &key, &value)?;
+        data.insert(key, ByteString(bytes));
     }
-    // The API server merges stringData over data.
-    for (key, value) in string_map(doc, "stringData")? {
-        data.insert(key, value.into_bytes());
-    }
-    Ok(SourceData { data })
+    let secret = Secret {
+        data: Some(data),
+        string_data: Some(string_map(doc, "stringData")?),
+        ..Secret::default()
+    };
+    Ok(secret_source(secret))
 }
 
 #[cfg(test)]
@@ -434,5 +651,93 @@ mod tests {
         let error = read(&[("a.yaml", CONFIG), ("e.yaml", &other_version)])
             .expect_err("another version of the same group is the same object");
         assert!(matches!(error, ManifestError::Duplicate { .. }), "{error}");
+    }
+
+    fn source_of(yaml: &str) -> Result<Workspace, String> {
+        read(&[("sources.yaml", yaml)]).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn string_data_wins_over_data_as_the_api_server_stores_it() {
+        // data: password=from-data (base64); stringData: password=from-stringData.
+        let ws = source_of(
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: ns}\ndata: {password: ZnJvbS1kYXRh, user: dXNlcg==}\nstringData: {password: from-stringData}\n",
+        )
+        .expect("a valid Secret");
+        let data = &ws.sources["ns"].secrets["s"].data;
+        assert_eq!(data["password"], b"from-stringData");
+        assert_eq!(data["user"], b"user");
+    }
+
+    #[test]
+    fn a_config_map_key_in_data_and_binary_data_is_refused_with_the_api_servers_words() {
+        let message = source_of(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: base, namespace: ns}\ndata:\n  client.properties: a=1\nbinaryData:\n  client.properties: YT0y\n",
+        )
+        .expect_err("refused");
+        assert!(
+            message.starts_with(
+                "sources.yaml: document 0 (ConfigMap base): line 5, column 22: ns/base: "
+            ),
+            "{message}"
+        );
+        assert!(
+            message.ends_with(
+                "data[client.properties]: Invalid value: \"client.properties\": duplicate of key present in binaryData"
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn bad_base64_in_a_secret_names_object_key_and_place_but_not_the_value() {
+        let message = source_of(
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: kafka-sasl, namespace: team-a}\ndata:\n  user: dXNlcg==\n  password: aHVudGVyMg=!x\n",
+        )
+        .expect_err("refused");
+        assert!(message.contains("Secret kafka-sasl"), "{message}");
+        assert!(message.contains("line 6, column 13"), "{message}");
+        assert!(
+            message.contains("data.password: not valid base64"),
+            "{message}"
+        );
+        assert!(
+            !message.contains("aHVudGVy") && !message.contains('!'),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_secret_value_that_is_not_a_string_is_named_not_shown() {
+        let message = source_of(
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: ns}\nstringData:\n  pin: 982451653\n",
+        )
+        .expect_err("refused");
+        assert!(
+            message.contains("line 5, column 8") && message.contains("stringData.pin: a number"),
+            "{message}"
+        );
+        assert!(!message.contains("982451653"), "{message}");
+    }
+
+    #[test]
+    fn a_yaml_error_inside_a_secret_names_object_key_line_and_column_and_no_content() {
+        let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: base}\ndata: {a: b}\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: kafka-sasl\n  namespace: team-a\nstringData:\n  user: alice\n  password: \"hunter2\n  other: x\n";
+        let message = source_of(text).expect_err("not YAML");
+        assert_eq!(
+            message,
+            "sources.yaml: line 13, column 13: not valid YAML inside Secret \
+             team-a/kafka-sasl, stringData key password (the content is not shown: it may be \
+             secret)"
+        );
+        assert!(!message.contains("hunter2") && !message.contains("alice"));
+    }
+
+    #[test]
+    fn a_yaml_error_outside_secrets_keeps_the_parsers_words_but_no_snippet() {
+        let message = source_of("kind: ConfigMap\ndata: [1, 2\nb: 3\n").expect_err("not YAML");
+        assert!(message.contains("line 3, column 2"), "{message}");
+        assert!(message.contains("illegal placement"), "{message}");
+        assert!(!message.contains("| "), "no snippet: {message}");
     }
 }

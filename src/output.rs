@@ -1,14 +1,19 @@
 //! The objects the operator writes: a ConfigMap or Secret holding the rendered files, labelled,
 //! annotated with the content hash and owned by its KafkaToolConfig. Shared by the controller
-//! and the offline `render`, so both produce the same objects.
+//! and the offline `render`, so both produce the same objects. Also the other direction, the one
+//! conversion of a ConfigMap's or Secret's data into sources (`config_map_source`,
+//! `secret_source`), shared by the controller and the offline manifest reader, so both read the
+//! same data.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+
+use crate::engine::sources::SourceData;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
-use crate::engine::render::Rendered;
+use crate::engine::render::{KEYED_PREFIX, Rendered, UNKEYED_PREFIX};
 use crate::engine::spec::{OutputKind, ToolConfigSpec};
 
 pub const API_GROUP: &str = "kafkaconfig.dev";
@@ -44,9 +49,12 @@ impl OutputObject {
     }
 }
 
-/// `<name>-<first 8 hex of the hash>` for `output.immutable`.
+/// `<name>-<first 8 hex of the hash>` for `output.immutable` (keyed or unkeyed alike).
 pub fn immutable_name(base: &str, hash: &str) -> String {
-    let hex = hash.strip_prefix("sha256:").unwrap_or(hash);
+    let hex = hash
+        .strip_prefix(KEYED_PREFIX)
+        .or_else(|| hash.strip_prefix(UNKEYED_PREFIX))
+        .unwrap_or(hash);
     format!("{base}-{}", &hex[..hex.len().min(8)])
 }
 
@@ -106,4 +114,68 @@ pub fn build(owner: &Owner<'_>, spec: &ToolConfigSpec, rendered: &Rendered) -> O
             ..Secret::default()
         }),
     }
+}
+
+/// A ConfigMap's `data`/`binaryData` or a Secret's `data`/`stringData` that cannot be read. Never
+/// carries the value: in a Secret it is the secret, so only the field, the key and (once
+/// the offline reader has placed it) the line and column are named.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DataError {
+    /// A field that is not a mapping of strings to strings.
+    #[error("{field}: not a mapping of keys to strings")]
+    NotAMap { field: &'static str },
+    /// One value of such a field is not a string (a number, a list…).
+    #[error("{field}.{key}: {found}, not a string (the value is not shown)")]
+    NotAString {
+        field: &'static str,
+        key: String,
+        found: &'static str,
+    },
+    #[error("{field}.{key}: not valid base64 ({problem}; the value is not shown)")]
+    NotBase64 {
+        field: &'static str,
+        key: String,
+        problem: String,
+    },
+    /// What the API server answers for such a ConfigMap (k8s.io/kubernetes
+    /// pkg/apis/core/validation `ValidateConfigMap`, `field.Invalid` of `data[key]`).
+    #[error("data[{key}]: Invalid value: \"{key}\": duplicate of key present in binaryData")]
+    DuplicateKey { key: String },
+}
+
+/// What a ConfigMap offers as sources: `data` and `binaryData` together. The one conversion the
+/// offline reader and the operator (`operator::dereference`) share. A key in both is refused,
+/// as the API server refuses to store such a ConfigMap.
+pub fn config_map_source(config_map: ConfigMap) -> Result<SourceData, DataError> {
+    let mut data: BTreeMap<String, Vec<u8>> = config_map
+        .data
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(key, value)| (key, value.into_bytes()))
+        .collect();
+    for (key, value) in config_map.binary_data.unwrap_or_default() {
+        if data.contains_key(&key) {
+            return Err(DataError::DuplicateKey { key });
+        }
+        data.insert(key, value.0);
+    }
+    Ok(SourceData { data })
+}
+
+/// What a Secret offers as sources: its data as the API server stores it, `stringData` merged
+/// over `data`, `stringData` winning (k8s.io/kubernetes pkg/apis/core/v1
+/// `Convert_v1_Secret_To_core_Secret`). The one conversion the offline reader and the operator
+/// share; the operator reads Secrets from the API server, which never returns `stringData`, so
+/// for it this is `data`.
+pub fn secret_source(secret: Secret) -> SourceData {
+    let mut data: BTreeMap<String, Vec<u8>> = secret
+        .data
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(key, value)| (key, value.0))
+        .collect();
+    for (key, value) in secret.string_data.unwrap_or_default() {
+        data.insert(key, value.into_bytes());
+    }
+    SourceData { data }
 }

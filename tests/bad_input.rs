@@ -317,7 +317,7 @@ fn cases() -> Vec<Case> {
                 needles: &[
                     "bad.yaml",
                     "ConfigMap bin",
-                    "binaryData.client.properties is not base64",
+                    "binaryData.client.properties: not valid base64",
                 ],
             },
         },

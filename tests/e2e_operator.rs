@@ -137,6 +137,18 @@ fn setup(cluster: &Cluster) {
         ],
         None,
     );
+    // No content-hash key either: the operator's first start creates it.
+    let _ = cluster.run(
+        &[
+            "delete",
+            "secret",
+            HASH_KEY_SECRET,
+            "-n",
+            OPERATOR_NS,
+            "--ignore-not-found",
+        ],
+        None,
+    );
     let _ = cluster.run(
         &[
             "delete",
@@ -197,6 +209,43 @@ fn operator_end_to_end() {
         "GlobalClientDefaults default applied:\n{producer}"
     );
     println!("    ok: {orders_hash}");
+
+    step("the first start created the content-hash key Secret; hashes are keyed and reproducible");
+    let key_secret = cluster
+        .json(&["get", "secret", HASH_KEY_SECRET, "-n", OPERATOR_NS])
+        .expect("the operator created its content-hash key Secret");
+    assert_eq!(key_secret["immutable"], true, "{key_secret}");
+    assert_eq!(
+        key_secret["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "kafka-config-operator"
+    );
+    let key = {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD
+            .decode(key_secret["data"]["key"].as_str().expect("data.key"))
+            .expect("base64")
+    };
+    assert_eq!(key.len(), 32, "32 random bytes");
+    assert!(
+        orders_hash.starts_with("hmac-sha256:") && orders_hash.len() == 76,
+        "the output annotation is keyed: {orders_hash}"
+    );
+    let log = std::fs::read_to_string(&a.log).unwrap_or_default();
+    let key_b64 = key_secret["data"]["key"].as_str().unwrap_or_default();
+    assert!(!log.contains(key_b64), "the key is never logged");
+    assert!(
+        log.contains("created the content-hash key"),
+        "the start says it created the key (by id):\n{log}"
+    );
+    // With the cluster's key, the offline CLI reproduces the annotation (a pipeline's gate).
+    let offline = render_offline(&[&repo().join("e2e/operator/fixtures/world.yaml")]);
+    assert_eq!(
+        offline
+            .get("orders-producer-kafka")
+            .map(|expected| expected.hash.as_str()),
+        Some(orders_hash.as_str()),
+        "render --hash-key-file gives the cluster's hash"
+    );
 
     step("explain -n NS NAME reads the live config, also as `kubectl kafkaconfig`");
     let plugin_dir = cluster.work.path().join("plugins");

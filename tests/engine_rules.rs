@@ -11,6 +11,7 @@ use kafka_config_operator::engine::catalogue::options::ToolOptions;
 use kafka_config_operator::engine::catalogue::tools::ToolCatalogue;
 use kafka_config_operator::engine::layers::Layer;
 use kafka_config_operator::engine::outcome::Reason;
+use kafka_config_operator::engine::render::HashKey;
 use kafka_config_operator::engine::spec::Role;
 use kafka_config_operator::manifest::Workspace;
 
@@ -948,6 +949,76 @@ fn rendering_is_deterministic_and_the_hash_follows_content() {
         .expect("rendered");
     assert_ne!(a.hash, c.hash);
     assert!(a.hash.starts_with("sha256:") && a.hash.len() == 71);
+}
+
+/// The hash of the first KafkaToolConfig of `yaml`, keyed with `key` (none: unkeyed).
+fn hash_with(yaml: &str, key: Option<&[u8]>) -> String {
+    let mut ws = workspace(yaml);
+    ws.hash_key = key.map(|k| HashKey::new(k.to_vec()).expect("a 32-byte key"));
+    let config = ws.configs.first().expect("a KafkaToolConfig");
+    let ev = evaluate_manifest(&ws, config);
+    ev.rendered.as_ref().expect("rendered").hash.clone()
+}
+
+#[test]
+fn the_keyed_hash_follows_content_and_key_and_differs_from_the_unkeyed_one() {
+    let key_a = [0x11u8; 32];
+    let key_b = [0x22u8; 32];
+    for output in [
+        "  output: {kind: Secret}\n",
+        "  output: {secrets: Deferred, mountPath: /etc/k}\n",
+    ] {
+        let yaml = with_password(output);
+        let unkeyed = hash_with(&yaml, None);
+        let keyed = hash_with(&yaml, Some(&key_a));
+        assert!(
+            unkeyed.starts_with("sha256:") && unkeyed.len() == 71,
+            "{unkeyed}"
+        );
+        assert!(
+            keyed.starts_with("hmac-sha256:") && keyed.len() == 76,
+            "{keyed}"
+        );
+        assert_ne!(
+            keyed["hmac-".len()..],
+            unkeyed[..],
+            "keyed and unkeyed digests differ"
+        );
+        assert_eq!(
+            keyed,
+            hash_with(&yaml, Some(&key_a)),
+            "stable for the same content and key"
+        );
+        assert_ne!(
+            keyed,
+            hash_with(&yaml, Some(&key_b)),
+            "another key, another hash"
+        );
+        // Content changes change it: a rotated password (Secret data, also when Deferred keeps it
+        // out of the files) and a plain property.
+        let rotated = yaml.replace("hunter2", "hunter3");
+        assert_ne!(keyed, hash_with(&rotated, Some(&key_a)));
+        let edited = yaml.replace("topic: t", "topic: u");
+        assert_ne!(keyed, hash_with(&edited, Some(&key_a)));
+    }
+}
+
+#[test]
+fn a_right_password_guess_does_not_reproduce_the_keyed_hash_without_the_key() {
+    // Someone who can read the config, `explain` and the output's annotation but not the Secret
+    // rebuilds the manifest with a guess for the password.
+    let key = [0x5au8; 32];
+    let real = with_password("  output: {kind: Secret}\n");
+    let annotation = hash_with(&real, Some(&key));
+    let right_guess = real.clone();
+    // Unkeyed, a right guess is confirmed offline: the weakness the keyed hash removes.
+    assert_eq!(hash_with(&right_guess, None), hash_with(&real, None));
+    assert_ne!(hash_with(&right_guess, None), annotation);
+    for guessed_key in [[0u8; 32], [0xffu8; 32], [0x5bu8; 32]] {
+        assert_ne!(hash_with(&right_guess, Some(&guessed_key)), annotation);
+    }
+    // With the key (what `--hash-key-file` gives a pipeline) the annotation is reproduced.
+    assert_eq!(hash_with(&right_guess, Some(&key)), annotation);
 }
 
 #[test]

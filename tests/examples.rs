@@ -15,7 +15,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use kafka_config_operator::cli::{RenderFormat, TextFormat, render_text, validate_text};
+use kafka_config_operator::cli::{
+    RenderFormat, TextFormat, UNKEYED_NOTE, render_text, validate_text,
+};
 use kafka_config_operator::manifest::Workspace;
 
 fn root() -> &'static Path {
@@ -166,9 +168,72 @@ fn the_readme_render_command_exits_0_on_all_examples() {
             "{subcommand} -f examples/ exited {:?}: {stderr}",
             output.status.code()
         );
-        assert!(stderr.is_empty(), "{subcommand}: {stderr}");
+        // Nothing on stderr but, where hashes are printed (render's objects; validate's table
+        // has none), the note that they are unkeyed (no --hash-key-file).
+        let expected = if subcommand == "render" {
+            UNKEYED_NOTE
+        } else {
+            ""
+        };
+        assert_eq!(stderr.trim_end(), expected, "{subcommand}: {stderr}");
         assert!(!output.stdout.is_empty(), "{subcommand} printed nothing");
     }
+}
+
+/// `render`/`validate` with `args`, from the repository root: (exit code, stdout, stderr).
+fn run_cli(args: &[&str]) -> (Option<i32>, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_kafka-config-operator"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the binary runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn with_the_clusters_hash_key_file_the_cli_prints_the_keyed_hashes_and_no_note() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let key_file = dir.path().join("hash.key");
+    std::fs::write(&key_file, [0x42u8; 32]).expect("write the key");
+    let key_path = key_file.to_str().expect("a UTF-8 path");
+    for subcommand in ["render", "validate"] {
+        let args = [
+            subcommand,
+            "-f",
+            "examples/",
+            "-o",
+            "json",
+            "--hash-key-file",
+            key_path,
+        ];
+        let (code, stdout, stderr) = run_cli(&args);
+        assert_eq!(code, Some(0), "{subcommand}: {stderr}");
+        assert!(stderr.is_empty(), "{subcommand}: {stderr}");
+        assert!(
+            stdout.contains("\"hmac-sha256:"),
+            "{subcommand}: keyed hashes"
+        );
+        assert!(
+            !stdout.contains("\"sha256:"),
+            "{subcommand}: no unkeyed hash"
+        );
+        // The same key gives the same hashes: what a pipeline compares with the cluster.
+        let (_, again, _) = run_cli(&args);
+        assert_eq!(again, stdout);
+    }
+    // The base64 text of a key (what `kubectl get secret -o jsonpath` prints) is refused with
+    // the fix, not taken as another key.
+    std::fs::write(&key_file, "QkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkI=").expect("write");
+    let (code, _, stderr) = run_cli(&["render", "-f", "examples/", "--hash-key-file", key_path]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("exactly 32 raw bytes, this one has 44") && stderr.contains("base64 -d"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -30,6 +30,7 @@ fn run(spec: &ToolConfigSpec, sources: &SourceSet) -> Evaluation {
         namespace_labels: &BTreeMap::new(),
         globals: &[],
         sources,
+        hash_key: None,
     })
 }
 

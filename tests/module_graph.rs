@@ -13,7 +13,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("engine", &[]),
     ("status", &["engine"]),
     ("output", &["engine"]),
-    ("manifest", &["engine"]),
+    // The manifest reader reads ConfigMaps and Secrets with the conversion the operator uses
+    // (`output::config_map_source`, `output::secret_source`).
+    ("manifest", &["engine", "output"]),
     ("operator", &["engine", "status", "output"]),
     (
         "cli",

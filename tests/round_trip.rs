@@ -234,6 +234,7 @@ fn round_trip(spec: &ToolConfigSpec) -> Result<bool, TestCaseError> {
         namespace_labels: &BTreeMap::new(),
         globals: &[],
         sources: &sources,
+        hash_key: None,
     });
     let Some(rendered) = &ev.rendered else {
         if std::env::var_os("RT_DEBUG").is_some() {

@@ -89,6 +89,7 @@ pub fn evaluate_bench(
         namespace_labels: labels,
         globals: &[],
         sources,
+        hash_key: None,
     });
     assert!(ev.rendered.is_some(), "{:?}", ev.problems);
     ev

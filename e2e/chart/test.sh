@@ -148,7 +148,8 @@ echo "# install, cluster mode"
 check "helm install $rel" h install "$rel" "$chart" -n "$ns" --create-namespace
 full=$rel-kafka-config-operator
 for obj in "deployment/$full" "serviceaccount/$full" "service/$full-metrics" "poddisruptionbudget/$full" \
-           "role/$full-leader-election" "rolebinding/$full-leader-election"; do
+           "role/$full-leader-election" "rolebinding/$full-leader-election" \
+           "role/$full-hash-key" "rolebinding/$full-hash-key"; do
   check "$obj exists in $ns" k -n "$ns" get "$obj"
 done
 for obj in "clusterrole/$full" "clusterrolebinding/$full" clusterrole/kafkaconfig-view clusterrole/kafkaconfig-edit \
@@ -160,6 +161,7 @@ check_eq "replicas default 2" 2 "$(dep '{.spec.replicas}')"
 args="$(dep '{.spec.template.spec.containers[0].args}')"
 check_contains "leader election on" '--leader-election=true' "$args"
 check_contains "lease named after the release" "--lease-name=$full" "$args"
+check_contains "hash-key Secret named after the release" "--hash-key-secret=$full-hash-key" "$args"
 check_eq "POD_NAME from the downward API" metadata.name "$(dep '{.spec.template.spec.containers[0].env[?(@.name=="POD_NAME")].valueFrom.fieldRef.fieldPath}')"
 check_eq "POD_NAMESPACE from the downward API" metadata.namespace "$(dep '{.spec.template.spec.containers[0].env[?(@.name=="POD_NAMESPACE")].valueFrom.fieldRef.fieldPath}')"
 check_eq "liveness /healthz on port metrics" "/healthz metrics" "$(dep '{.spec.template.spec.containers[0].livenessProbe.httpGet.path} {.spec.template.spec.containers[0].livenessProbe.httpGet.port}')"
@@ -170,7 +172,7 @@ check_eq "container securityContext" "true 65532 true false [\"ALL\"] RuntimeDef
 check_eq "pod securityContext" "true 65532 RuntimeDefault" "$(dep '{.spec.template.spec.securityContext.runAsNonRoot} {.spec.template.spec.securityContext.runAsUser} {.spec.template.spec.securityContext.seccompProfile.type}')"
 check_eq "metrics Service targets port metrics" metrics "$(k -n "$ns" get "service/$full-metrics" -o jsonpath='{.spec.ports[0].targetPort}')"
 check_eq "no wildcard in the operator's roles" "" \
-  "$(k get "clusterrole/$full" -o json | grep -n '"\*"'; k -n "$ns" get "role/$full-leader-election" -o json | grep -n '"\*"')"
+  "$(k get "clusterrole/$full" -o json | grep -n '"\*"'; k -n "$ns" get "role/$full-leader-election" -o json | grep -n '"\*"'; k -n "$ns" get "role/$full-hash-key" -o json | grep -n '"\*"')"
 
 echo "# RBAC of the operator's ServiceAccount (cluster mode)"
 sa="$(e2e_sa_kubeconfig "$ns" "$full")"
@@ -197,6 +199,8 @@ yes_ create leases.coordination.k8s.io -n "$ns"
 for verb in get update; do yes_ "$verb" "leases.coordination.k8s.io/$full" -n "$ns"; done
 no_ update leases.coordination.k8s.io/someone-elses-lease -n "$ns"
 no_ create leases.coordination.k8s.io -n team-b
+yes_ get "secrets/$full-hash-key" -n "$ns"
+yes_ create secrets -n "$ns"
 no_ delete namespaces
 no_ create clusterroles.rbac.authorization.k8s.io
 no_ create rolebindings.rbac.authorization.k8s.io -n team-b
@@ -212,6 +216,10 @@ start_chart_operator "$full" "$full" "$E2E_RUN_DIR/chart-operator-cluster.log"
 check "operator ready as $full (binary: ${op_bin#"$root"/})" operator_ready
 apply_config team-b orders
 check "team-b/orders rendered: Ready=True" eventually 60 is_ready team-b orders
+check_eq "the operator created its content-hash key Secret (32 bytes)" 32 \
+  "$(k -n "$ns" get "secret/$full-hash-key" -o jsonpath='{.data.key}' | base64 -d | wc -c | xargs)"
+check_contains "the output's hash is keyed" "hmac-sha256:" \
+  "$(k -n team-b get configmap orders-kafka -o jsonpath='{.metadata.annotations.kafkaconfig\.dev/config-hash}')"
 check_eq "team-b/orders output carries the config hash" \
   "$(k -n team-b get kafkatoolconfig orders -o jsonpath='{.status.configHash}')" \
   "$(k -n team-b get configmap orders-kafka -o jsonpath='{.metadata.annotations.kafkaconfig\.dev/config-hash}')"
@@ -227,11 +235,11 @@ echo "# install, namespaced mode (watchNamespaces={team-a})"
 check "helm install $tenant --set watchNamespaces={team-a}" \
   h install "$tenant" "$chart" -n "$ns" --set 'watchNamespaces={team-a}' --set userRoles.create=false
 tfull=$tenant-kafka-config-operator
-check_eq "namespaced Roles of $tenant: team-a (watched) and $ns (leader Lease) only" \
-  "$ns/$tfull-leader-election team-a/$tfull" \
+check_eq "namespaced Roles of $tenant: team-a (watched) and $ns (leader Lease, hash key) only" \
+  "$ns/$tfull-hash-key $ns/$tfull-leader-election team-a/$tfull" \
   "$(k get roles -A -l app.kubernetes.io/instance=$tenant -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{" "}{end}' | xargs)"
 check_eq "RoleBindings of $tenant: team-a and $ns only" \
-  "$ns/$tfull-leader-election team-a/$tfull" \
+  "$ns/$tfull-hash-key $ns/$tfull-leader-election team-a/$tfull" \
   "$(k get rolebindings -A -l app.kubernetes.io/instance=$tenant -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{" "}{end}' | xargs)"
 check_eq "the ClusterRole of $tenant covers only cluster-scoped kinds" "globalclientdefaults globalclientdefaults/status namespaces" \
   "$(k get clusterrole "$tfull" -o jsonpath='{range .rules[*]}{.resources[*]}{" "}{end}' | xargs)"
@@ -243,13 +251,16 @@ for a in "get secrets -n team-a" "patch configmaps -n team-a" "list kafkatoolcon
          "patch kafkatoolconfigs.kafkaconfig.dev --subresource=status -n team-a" "patch deployments.apps -n team-a" \
          "create events.events.k8s.io -n team-a" "list globalclientdefaults.kafkaconfig.dev" \
          "patch globalclientdefaults.kafkaconfig.dev --subresource=status" "watch namespaces" \
-         "create leases.coordination.k8s.io -n $ns" "update leases.coordination.k8s.io/$tfull -n $ns"; do
+         "create leases.coordination.k8s.io -n $ns" "update leases.coordination.k8s.io/$tfull -n $ns" \
+         "get secrets/$tfull-hash-key -n $ns" "create secrets -n $ns"; do
   # shellcheck disable=SC2086
   check "tenant can-i $a" tcan $a
 done
 for a in "get secrets -n team-b" "list secrets -A" "list configmaps -n team-b" "list kafkatoolconfigs.kafkaconfig.dev -n team-b" \
          "list kafkatoolconfigs.kafkaconfig.dev -A" "patch deployments.apps -n team-b" "delete namespaces" \
-         "create clusterroles.rbac.authorization.k8s.io" "update leases.coordination.k8s.io/$full -n $ns"; do
+         "create clusterroles.rbac.authorization.k8s.io" "update leases.coordination.k8s.io/$full -n $ns" \
+         "get secrets/$full-hash-key -n $ns" "list secrets -n $ns" "update secrets/$tfull-hash-key -n $ns" \
+         "delete secrets/$tfull-hash-key -n $ns"; do
   # shellcheck disable=SC2086
   check_fails "tenant cannot $a" tcan $a
 done
@@ -261,6 +272,7 @@ apply_config team-a payments
 apply_config team-b invoices
 check "team-a/payments (watched) rendered: Ready=True" eventually 60 is_ready team-a payments
 check "team-a/payments output exists" k -n team-a get configmap payments-kafka
+check "the tenant operator created its own content-hash key Secret" k -n "$ns" get "secret/$tfull-hash-key"
 sleep 3
 check_eq "team-b/invoices (not watched) untouched: no status, no output" "|NotFound" \
   "$(ready_of team-b invoices)|$(k -n team-b get configmap invoices-kafka 2>&1 | grep -o NotFound)"

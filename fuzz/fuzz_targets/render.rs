@@ -61,6 +61,7 @@ fn check_secrets(ws: &Workspace, config: &ToolConfigManifest, ev: &Evaluation) {
                 namespace_labels: &labels,
                 globals: &ws.globals,
                 sources: &sources,
+                hash_key: None,
             });
             assert!(
                 contains(&again, value).is_some(),

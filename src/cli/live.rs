@@ -33,7 +33,10 @@ pub async fn explain_live(
     let refs = crate::engine::sources::referenced_sources(spec);
     let fetched = crate::operator::dereference::fetch_sources(&client, &namespace, &refs, |_| None)
         .await
-        .map_err(OperatorError::Kube)?;
+        .map_err(|e| match e {
+            crate::operator::context::Error::Kube(e) => CliError::from(OperatorError::Kube(e)),
+            other => CliError::Usage(other.to_string()),
+        })?;
     let mut stderr = std::io::stderr().lock();
     // Namespace labels and GlobalClientDefaults need cluster-wide read access, which a tenant
     // may lack: explain what we can and say what is missing.
@@ -77,6 +80,7 @@ pub async fn explain_live(
         namespace_labels: &labels,
         globals: &globals,
         sources: &fetched.sources,
+        hash_key: None,
     });
     for problem in ev.source_problems.iter().chain(&ev.problems) {
         let _ = writeln!(stderr, "KafkaToolConfig {namespace}/{name}: {problem}");

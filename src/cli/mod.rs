@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 
+use crate::engine::render::HashKey;
 use crate::engine::{Evaluation, Request, evaluate};
 use crate::manifest::{ToolConfigManifest, Workspace};
 #[cfg(feature = "operator")]
@@ -48,6 +49,8 @@ pub enum Command {
         paths: Vec<PathBuf>,
         #[arg(short = 'o', long = "output", value_enum, default_value_t = RenderFormat::Yaml)]
         format: RenderFormat,
+        #[command(flatten)]
+        hash_key: HashKeyArg,
     },
     /// Show, for every key, the winning value, its layer and source, and what it overrode.
     Explain {
@@ -71,6 +74,8 @@ pub enum Command {
         paths: Vec<PathBuf>,
         #[arg(short = 'o', long = "output", value_enum, default_value_t = TextFormat::Table)]
         format: TextFormat,
+        #[command(flatten)]
+        hash_key: HashKeyArg,
     },
     /// Print the CustomResourceDefinitions (what crds/ holds).
     #[cfg(feature = "operator")]
@@ -78,6 +83,40 @@ pub enum Command {
         #[arg(short = 'o', long = "output", value_enum, default_value_t = CrdsFormat::Yaml)]
         format: CrdsFormat,
     },
+}
+
+/// `--hash-key-file` of `render` and `validate`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HashKeyArg {
+    /// The cluster's content-hash key (32 raw bytes: `kubectl get secret
+    /// kafka-config-operator-hash-key -n <operator namespace> -o jsonpath='{.data.key}' | base64
+    /// -d`), so that the hashes printed are the ones the operator writes. Without it they are
+    /// unkeyed (`sha256:`) and differ from the cluster's.
+    #[arg(long = "hash-key-file", value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+/// Printed on stderr when hashes are shown without a key (stdout stays machine-readable).
+pub const UNKEYED_NOTE: &str = "note: without --hash-key-file the content hashes printed are \
+     unkeyed (sha256:) and differ from the cluster's (hmac-sha256: with the operator's key)";
+
+impl HashKeyArg {
+    /// Loads the manifests and the key, if one is given.
+    pub fn load(&self, paths: &[PathBuf]) -> Result<Workspace, CliError> {
+        let mut workspace = Workspace::load(paths)?;
+        if let Some(file) = &self.file {
+            let bytes = std::fs::read(file).map_err(|source| CliError::HashKeyRead {
+                path: file.clone(),
+                source,
+            })?;
+            let key = HashKey::new(bytes).map_err(|source| CliError::HashKey {
+                path: file.clone(),
+                source,
+            })?;
+            workspace.hash_key = Some(key);
+        }
+        Ok(workspace)
+    }
 }
 
 /// `crds -o`: the YAML documents of crds/, or the same objects as one JSON array.
@@ -108,6 +147,16 @@ pub enum CliError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Usage(String),
+    #[error("--hash-key-file {}: {source}", path.display())]
+    HashKeyRead {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("--hash-key-file {}: {source}", path.display())]
+    HashKey {
+        path: PathBuf,
+        source: crate::engine::render::HashKeyError,
+    },
     #[cfg(feature = "operator")]
     #[error(transparent)]
     Operator(#[from] crate::operator::OperatorError),
@@ -126,6 +175,7 @@ pub fn evaluate_manifest(workspace: &Workspace, config: &ToolConfigManifest) -> 
         namespace_labels: &labels,
         globals: &workspace.globals,
         sources: &sources,
+        hash_key: workspace.hash_key.as_ref(),
     })
 }
 

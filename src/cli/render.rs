@@ -3,14 +3,25 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use super::{CliError, Invalid, RenderFormat, evaluate_manifest, report_problems, to_json_pretty};
+use super::{
+    CliError, HashKeyArg, Invalid, RenderFormat, UNKEYED_NOTE, evaluate_manifest, report_problems,
+    to_json_pretty,
+};
 use crate::manifest::Workspace;
 use crate::output::{self, Owner};
 
-pub fn render(paths: &[PathBuf], format: RenderFormat) -> Result<Result<(), Invalid>, CliError> {
-    let workspace = Workspace::load(paths)?;
+pub fn render(
+    paths: &[PathBuf],
+    format: RenderFormat,
+    hash_key: &HashKeyArg,
+) -> Result<Result<(), Invalid>, CliError> {
+    let workspace = hash_key.load(paths)?;
     let (text, all_valid) = render_text(&workspace, format, true);
     std::io::stdout().lock().write_all(text.as_bytes())?;
+    // `-o properties` prints files only, no hash.
+    if workspace.hash_key.is_none() && !matches!(format, RenderFormat::Properties) {
+        eprintln!("{UNKEYED_NOTE}");
+    }
     Ok(if all_valid { Ok(()) } else { Err(Invalid) })
 }
 

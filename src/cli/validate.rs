@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{CliError, Invalid, TextFormat, evaluate_manifest, to_json_pretty};
+use super::{
+    CliError, HashKeyArg, Invalid, TextFormat, UNKEYED_NOTE, evaluate_manifest, to_json_pretty,
+};
 use crate::manifest::Workspace;
 use crate::output;
 use crate::status::{self, Condition, KafkaToolConfigStatus, Live};
@@ -46,8 +48,16 @@ struct ValidateMetadata {
     namespace: Option<String>,
 }
 
-pub fn validate(paths: &[PathBuf], format: TextFormat) -> Result<Result<(), Invalid>, CliError> {
-    let workspace = Workspace::load(paths)?;
+pub fn validate(
+    paths: &[PathBuf],
+    format: TextFormat,
+    hash_key: &HashKeyArg,
+) -> Result<Result<(), Invalid>, CliError> {
+    let workspace = hash_key.load(paths)?;
+    if workspace.hash_key.is_none() && matches!(format, TextFormat::Json) {
+        // Only the JSON output carries `configHash`.
+        eprintln!("{UNKEYED_NOTE}");
+    }
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let (text, all_valid) = validate_text(&workspace, format, &now);
     std::io::stdout().lock().write_all(text.as_bytes())?;

@@ -294,6 +294,7 @@ mod tests {
             namespace_labels: &labels,
             globals: &[],
             sources: &sources,
+            hash_key: None,
         });
         let found: Vec<(Reason, &str, &str)> = ev
             .source_problems

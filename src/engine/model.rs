@@ -24,6 +24,62 @@ pub struct Request<'a> {
     pub globals: &'a [GlobalDefaults],
     /// ConfigMaps and Secrets of the config's namespace.
     pub sources: &'a dyn Sources,
+    /// The installation's content-hash key: the hash is `hmac-sha256:` under it, or a plain
+    /// `sha256:` without one (the offline CLI without `--hash-key-file`).
+    pub hash_key: Option<&'a HashKey>,
+}
+
+/// The per-installation key of the content hash. A plain digest of files whose other content can
+/// be rebuilt from the spec and `explain` lets anyone who can read the annotation test password
+/// guesses offline; keyed, the annotation tells nothing without the key. The bytes are never
+/// printed (`Debug` names the length only) and are zeroed on drop.
+#[derive(Clone)]
+pub struct HashKey(zeroize::Zeroizing<Vec<u8>>);
+
+/// Why some bytes are not a [`HashKey`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "a content-hash key is exactly {expected} raw bytes, this one has {found} (a base64 text of \
+     32 bytes has 44: decode it first, e.g. `base64 -d`)",
+    expected = HashKey::LEN
+)]
+pub struct HashKeyError {
+    pub found: usize,
+}
+
+impl HashKey {
+    /// 256 bits, the output size of SHA-256 (what RFC 2104 recommends for HMAC).
+    pub const LEN: usize = 32;
+
+    pub fn new(bytes: Vec<u8>) -> Result<Self, HashKeyError> {
+        let bytes = zeroize::Zeroizing::new(bytes);
+        if bytes.len() != Self::LEN {
+            return Err(HashKeyError { found: bytes.len() });
+        }
+        Ok(HashKey(bytes))
+    }
+
+    /// A short public name of the key (16 hex digits of an HMAC of a constant under it): which
+    /// key rendered a status can be recorded and compared, while the key stays unguessable.
+    pub fn id(&self) -> String {
+        let mut mac = self.mac();
+        sha2::digest::Update::update(&mut mac, b"kafka-config-operator content-hash key id");
+        let digest = hmac::Mac::finalize(mac).into_bytes();
+        digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    pub(crate) fn mac(&self) -> hmac::Hmac<sha2::Sha256> {
+        // HMAC takes a key of any length (RFC 2104: a long one is hashed, a short one padded),
+        // so this cannot fail; the length was checked in `new` anyway.
+        <hmac::Hmac<sha2::Sha256> as hmac::KeyInit>::new_from_slice(&self.0)
+            .expect("HMAC accepts keys of every length")
+    }
+}
+
+impl std::fmt::Debug for HashKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HashKey([{} bytes])", self.0.len())
+    }
 }
 
 /// One role's merged configuration: every key with its provenance chain.
@@ -163,7 +219,8 @@ pub struct Rendered {
     pub name: String,
     /// File name → content (`producer.properties`, `tool.args`).
     pub files: BTreeMap<String, String>,
-    /// `sha256:<hex>` of the files (and, when Deferred, of the referenced Secret data).
+    /// `hmac-sha256:<hex>` (keyed) or `sha256:<hex>` (unkeyed) of the files and, when Deferred,
+    /// of the referenced Secret data (`render::content_hash`).
     pub hash: String,
     pub secret_mounts: Vec<SecretMount>,
 }

@@ -10,8 +10,8 @@ use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::catalogue::tools::Tool;
 use crate::engine::layers::{Contribution, SecretOrigin};
 use crate::engine::mirror_maker;
+pub use crate::engine::model::{HashKey, HashKeyError, Rendered, SecretMount};
 use crate::engine::model::{PlainArgs, Request, RoleView};
-pub use crate::engine::model::{Rendered, SecretMount};
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::properties;
 use crate::engine::sensitive;
@@ -324,40 +324,69 @@ pub fn rendered_defaults(role: Role) -> impl Iterator<Item = (&'static str, &'st
         .filter_map(|(key, def)| Some((key.as_str(), def.default.as_deref()?)))
 }
 
-/// `sha256:` over every file (name and content, length-prefixed so no two layouts collide) and,
-/// for Deferred outputs, over the referenced Secret data, so a rotated password rolls workloads.
+/// How a keyed content hash is labelled in annotations and status (HMAC-SHA256 with the
+/// installation's [`HashKey`]).
+pub const KEYED_PREFIX: &str = "hmac-sha256:";
+/// How an unkeyed content hash is labelled: the offline CLI without `--hash-key-file`, and every
+/// hash an operator before the keyed hash wrote (still read when comparing stored hashes).
+pub const UNKEYED_PREFIX: &str = "sha256:";
+
+/// The content hash: every file (name and content, length-prefixed so no two layouts collide)
+/// and, for Deferred outputs, the referenced Secret data (a rotated password rolls workloads).
+/// `hmac-sha256:` under the request's key; `sha256:` without one (the offline CLI without
+/// `--hash-key-file`). Same construction either way, so it changes when, and only when, the
+/// content (or the key) changes.
 fn content_hash(
     files: &BTreeMap<String, String>,
     secret_keys: &BTreeSet<(String, String)>,
     req: &Request<'_>,
 ) -> String {
-    let mut hasher = Sha256::new();
+    match req.hash_key {
+        Some(key) => {
+            let mut mac = key.mac();
+            feed_content(&mut mac, files, secret_keys, req);
+            hash_label(KEYED_PREFIX, &hmac::Mac::finalize(mac).into_bytes())
+        }
+        None => {
+            let mut hasher = Sha256::new();
+            feed_content(&mut hasher, files, secret_keys, req);
+            hash_label(UNKEYED_PREFIX, &hasher.finalize())
+        }
+    }
+}
+
+fn feed_content(
+    out: &mut impl sha2::digest::Update,
+    files: &BTreeMap<String, String>,
+    secret_keys: &BTreeSet<(String, String)>,
+    req: &Request<'_>,
+) {
     for (name, content) in files {
-        hasher.update((name.len() as u64).to_le_bytes());
-        hasher.update(name.as_bytes());
-        hasher.update((content.len() as u64).to_le_bytes());
-        hasher.update(content.as_bytes());
+        out.update(&(name.len() as u64).to_le_bytes());
+        out.update(name.as_bytes());
+        out.update(&(content.len() as u64).to_le_bytes());
+        out.update(content.as_bytes());
     }
     for (secret, key) in secret_keys {
         let data = req.sources.secret(secret).and_then(|s| s.data.get(key));
-        hasher.update(b"secret\0");
-        hasher.update((secret.len() as u64).to_le_bytes());
-        hasher.update(secret.as_bytes());
-        hasher.update((key.len() as u64).to_le_bytes());
-        hasher.update(key.as_bytes());
+        out.update(b"secret\0");
+        out.update(&(secret.len() as u64).to_le_bytes());
+        out.update(secret.as_bytes());
+        out.update(&(key.len() as u64).to_le_bytes());
+        out.update(key.as_bytes());
         match data {
-            Some(bytes) => hasher.update(Sha256::digest(bytes)),
-            None => hasher.update(b"absent"),
+            Some(bytes) => out.update(&Sha256::digest(bytes)),
+            None => out.update(b"absent"),
         }
     }
-    hash_label(&hasher.finalize())
 }
 
-/// `sha256:<hex>`: how a content hash is written in annotations and status.
-pub fn hash_label(digest: &[u8]) -> String {
+/// `<prefix><hex>`: how a content hash is written in annotations and status
+/// ([`KEYED_PREFIX`] or [`UNKEYED_PREFIX`]).
+pub fn hash_label(prefix: &str, digest: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut hex = String::with_capacity(7 + 2 * digest.len());
-    hex.push_str("sha256:");
+    let mut hex = String::with_capacity(prefix.len() + 2 * digest.len());
+    hex.push_str(prefix);
     // By table rather than `{:02x}`: one formatter call per byte cost more than the rest of
     // writing the label (it runs for every render).
     for byte in digest {
@@ -369,13 +398,33 @@ pub fn hash_label(digest: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::hash_label;
+    use super::{HashKey, HashKeyError, KEYED_PREFIX, UNKEYED_PREFIX, hash_label};
 
     #[test]
     fn a_hash_label_is_the_digest_in_lowercase_hex() {
-        assert_eq!(hash_label(&[0x00, 0x0f, 0xa5, 0xff]), "sha256:000fa5ff");
+        assert_eq!(
+            hash_label(UNKEYED_PREFIX, &[0x00, 0x0f, 0xa5, 0xff]),
+            "sha256:000fa5ff"
+        );
         let digest: Vec<u8> = (0..=255).collect();
         let expected: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(hash_label(&digest), format!("sha256:{expected}"));
+        assert_eq!(
+            hash_label(KEYED_PREFIX, &digest),
+            format!("hmac-sha256:{expected}")
+        );
+    }
+
+    #[test]
+    fn a_hash_key_is_32_bytes_and_never_printed() {
+        assert_eq!(
+            HashKey::new(vec![7; 44]).map(|_| ()),
+            Err(HashKeyError { found: 44 })
+        );
+        let key = HashKey::new(vec![0xab; 32]).expect("32 bytes");
+        assert_eq!(format!("{key:?}"), "HashKey([32 bytes])");
+        let id = key.id();
+        assert_eq!(id.len(), 16);
+        assert!(!id.contains("abab"), "{id}");
+        assert_ne!(id, HashKey::new(vec![0xac; 32]).expect("32 bytes").id());
     }
 }

@@ -290,6 +290,7 @@ mod tests {
                 namespace_labels: &labels,
                 globals: &[],
                 sources: &sources,
+                hash_key: None,
             });
             if kind == "Secret" {
                 let rendered = ev.rendered.as_ref().expect("a Secret output renders");

@@ -13,6 +13,7 @@ use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 
 use crate::engine::globals::GlobalDefaults;
+use crate::engine::render::HashKey;
 use crate::engine::sources::{SourceKind, SourceRef};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 use crate::operator::events::EventPublisher;
@@ -36,6 +37,16 @@ pub enum Error {
     MissingField(&'static str),
     #[error("cannot serialize: {0}")]
     Serialize(#[from] serde_json::Error),
+    /// A source the API server should never have stored (a ConfigMap key in both `data` and
+    /// `binaryData`): refused as the offline reader refuses it.
+    #[error("{kind} {namespace}/{name}: {source}")]
+    InvalidSource {
+        kind: &'static str,
+        namespace: String,
+        name: String,
+        #[source]
+        source: crate::output::DataError,
+    },
     /// A rollout target is still replacing pods: which old outputs they mount is not known yet.
     #[error("{0} is still rolling out")]
     RolloutInProgress(String),
@@ -57,6 +68,7 @@ impl Error {
             Error::MissingField(_) => "MissingField",
             Error::Serialize(_) => "Serialize",
             Error::RolloutInProgress(_) => "RolloutInProgress",
+            Error::InvalidSource { .. } => "InvalidSource",
         }
     }
 
@@ -145,6 +157,10 @@ pub struct Context {
     /// that starts before then builds on it instead of the cache's older status (see
     /// `reconcile::previous_status`).
     pub status_writes: Mutex<HashMap<ConfigId, (String, Arc<KafkaToolConfigStatus>)>>,
+    /// The installation's content-hash key (`hash_key.rs`) and its public id, recorded in
+    /// `status.inputs.hashKey` so that a new key re-renders configs the caches call unchanged.
+    pub hash_key: HashKey,
+    pub hash_key_id: String,
     /// Events waiting for `reconcile::deliver_events` (at most [`EVENT_QUEUE`]).
     pub event_queue: Option<tokio::sync::mpsc::Sender<QueuedEvent>>,
 }
@@ -171,6 +187,8 @@ pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Context {
+    // Each is something no reconcile can work without; a builder would only hide that.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         client: Client,
         metrics: Arc<Metrics>,
@@ -179,6 +197,7 @@ impl Context {
         configs: Vec<Store<KafkaToolConfig>>,
         leader: Arc<AtomicBool>,
         instance: Option<String>,
+        hash_key: HashKey,
     ) -> Self {
         let recorder = EventPublisher::new(client.clone(), MANAGER, instance);
         Context {
@@ -198,6 +217,8 @@ impl Context {
             globals_status_wake: tokio::sync::Notify::new(),
             reconcile_slots: tokio::sync::Semaphore::new(RECONCILE_SLOTS),
             status_writes: Mutex::default(),
+            hash_key_id: hash_key.id(),
+            hash_key,
             event_queue: None,
         }
     }

@@ -45,6 +45,7 @@ use crate::operator::context::{Context, ScopeVersions, lock};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig, KafkaToolConfigSpec};
 use crate::operator::generations::Generations;
 use crate::operator::globals;
+use crate::operator::hash_key::{self, KeySecret};
 use crate::operator::health;
 use crate::operator::leader::{self, Attempt, LeaseLock};
 use crate::operator::metrics::Metrics;
@@ -335,6 +336,16 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     init_logging();
     let client = Client::try_default().await.map_err(OperatorError::Client)?;
     check_crds(&client, &options.watch_namespaces).await?;
+    // Before anything renders: every hash this process writes is keyed with it.
+    let hash_key = hash_key::ensure(
+        &client,
+        &KeySecret {
+            namespace: &lease_namespace(&options),
+            name: &options.hash_key_secret,
+        },
+    )
+    .await
+    .map_err(|e| OperatorError::HashKey(Box::new(e)))?;
     let identity = identity(&options);
     let metrics = Arc::new(Metrics::new());
     let ready = Arc::new(AtomicBool::new(false));
@@ -388,6 +399,7 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
         readers,
         leader.clone(),
         Some(identity.clone()),
+        hash_key,
     );
     context.namespaces_synced = namespaces_synced;
     context.globals_synced = globals_synced;
@@ -1042,6 +1054,7 @@ mod tests {
             vec![configs],
             Arc::new(AtomicBool::new(true)),
             None,
+            crate::operator::fixtures::test_hash_key(),
         )
     }
 

@@ -1,5 +1,7 @@
 //! Reads exactly the ConfigMaps and Secrets a spec references, with one `get` each: Secret
 //! content is never cached by the controller, it lives only for the duration of a reconcile.
+//! Their data become sources through the conversion the offline reader uses too
+//! (`output::config_map_source`, `output::secret_source`).
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -9,7 +11,9 @@ use kube::api::GetParams;
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 
-use crate::engine::sources::{SourceData, SourceKind, SourceRef, SourceSet};
+use crate::engine::sources::{SourceKind, SourceRef, SourceSet};
+use crate::operator::context::Error;
+use crate::output::{config_map_source, secret_source};
 
 /// The sources of one namespace and the resourceVersion each had when read (None: absent).
 pub struct Fetched {
@@ -44,7 +48,7 @@ pub async fn fetch_sources(
     namespace: &str,
     refs: &[SourceRef],
     cached: impl Fn(&SourceRef) -> Option<String>,
-) -> Result<Fetched, kube::Error> {
+) -> Result<Fetched, Error> {
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let mut fetched = Fetched {
@@ -58,10 +62,13 @@ pub async fn fetch_sources(
             SourceKind::ConfigMap => match get_at_least(&config_maps, &r.name, at_least).await? {
                 Some(cm) => {
                     let version = cm.metadata.resource_version.clone();
-                    fetched
-                        .sources
-                        .config_maps
-                        .insert(r.name.clone(), config_map_data(cm));
+                    let data = config_map_source(cm).map_err(|source| Error::InvalidSource {
+                        kind: "ConfigMap",
+                        namespace: namespace.to_string(),
+                        name: r.name.clone(),
+                        source,
+                    })?;
+                    fetched.sources.config_maps.insert(r.name.clone(), data);
                     version
                 }
                 None => None,
@@ -72,7 +79,7 @@ pub async fn fetch_sources(
                     fetched
                         .sources
                         .secrets
-                        .insert(r.name.clone(), secret_data(secret));
+                        .insert(r.name.clone(), secret_source(secret));
                     version
                 }
                 None => None,
@@ -81,33 +88,6 @@ pub async fn fetch_sources(
         fetched.versions.insert(r.clone(), version);
     }
     Ok(fetched)
-}
-
-fn config_map_data(cm: ConfigMap) -> SourceData {
-    let mut data: BTreeMap<String, Vec<u8>> = cm
-        .data
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(k, v)| (k, v.into_bytes()))
-        .collect();
-    for (k, v) in cm.binary_data.unwrap_or_default() {
-        data.insert(k, v.0);
-    }
-    SourceData { data }
-}
-
-fn secret_data(secret: Secret) -> SourceData {
-    let mut data: BTreeMap<String, Vec<u8>> = secret
-        .data
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(k, v)| (k, v.0))
-        .collect();
-    // stringData is write-only in the API, but a cached object built by hand may carry it.
-    for (k, v) in secret.string_data.unwrap_or_default() {
-        data.entry(k).or_insert_with(|| v.into_bytes());
-    }
-    SourceData { data }
 }
 
 #[cfg(test)]
@@ -125,7 +105,7 @@ mod tests {
             )])),
             ..ConfigMap::default()
         };
-        let source = config_map_data(cm);
+        let source = config_map_source(cm).expect("distinct keys");
         let data = &source.data;
         assert_eq!(data["a.properties"], b"a=1");
         assert_eq!(data["b.properties"], b"b=2");
@@ -140,6 +120,43 @@ mod tests {
             )])),
             ..Secret::default()
         };
-        assert_eq!(secret_data(secret).data["password"], b"s3cret");
+        assert_eq!(secret_source(secret).data["password"], b"s3cret");
+    }
+
+    #[test]
+    fn a_config_map_with_a_key_in_data_and_binary_data_is_refused_as_the_api_server_does() {
+        let cm = ConfigMap {
+            data: Some(BTreeMap::from([("a.properties".into(), "a=1".into())])),
+            binary_data: Some(BTreeMap::from([(
+                "a.properties".into(),
+                ByteString(b"a=2".to_vec()),
+            )])),
+            ..ConfigMap::default()
+        };
+        assert_eq!(
+            config_map_source(cm).map(|_| ()).map_err(|e| e.to_string()),
+            Err(
+                "data[a.properties]: Invalid value: \"a.properties\": duplicate of key present in binaryData"
+                    .to_string()
+            )
+        );
+    }
+
+    #[test]
+    fn string_data_of_a_secret_wins_over_data_as_the_api_server_stores_it() {
+        // The API server never returns stringData; a hand-built object may carry both, and then
+        // it means what it would mean once stored.
+        let secret = Secret {
+            data: Some(BTreeMap::from([(
+                "password".into(),
+                ByteString(b"from-data".to_vec()),
+            )])),
+            string_data: Some(BTreeMap::from([(
+                "password".into(),
+                "from-stringData".into(),
+            )])),
+            ..Secret::default()
+        };
+        assert_eq!(secret_source(secret).data["password"], b"from-stringData");
     }
 }

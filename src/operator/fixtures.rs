@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tower_test::mock::{self, Handle};
 
+use crate::engine::render::HashKey;
 use crate::operator::context::{Context, ScopeVersions};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 use crate::operator::metrics::Metrics;
@@ -183,8 +184,7 @@ pub fn context(
     configs: &[KafkaToolConfig],
     versions: Vec<ScopeVersions>,
 ) -> (Arc<Context>, ApiServer) {
-    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
-    let client = Client::new(service, "default");
+    let (client, api_server) = client();
     let (store, mut writer) = reflector::store::<KafkaToolConfig>();
     for config in configs {
         writer.apply_watcher_event(&watcher::Event::Apply(config.clone()));
@@ -197,11 +197,23 @@ pub fn context(
         vec![store],
         Arc::new(AtomicBool::new(true)),
         None,
+        test_hash_key(),
     );
     ctx.versions = versions;
     ctx.namespaces_synced.mark();
     ctx.globals_synced.mark();
-    (Arc::new(ctx), ApiServer(handle))
+    (Arc::new(ctx), api_server)
+}
+
+/// A client that talks to the returned mocked API server.
+pub fn client() -> (Client, ApiServer) {
+    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
+    (Client::new(service, "default"), ApiServer(handle))
+}
+
+/// The content-hash key of every test context (the operator reads its own from a Secret).
+pub fn test_hash_key() -> HashKey {
+    HashKey::new(vec![0x5a; HashKey::LEN]).expect("a key of the right length")
 }
 
 /// The version caches of all namespaces after their first list, as the metadata-only watches

@@ -35,8 +35,19 @@ pub fn changed_keys(old: &BTreeMap<String, String>, new: &BTreeMap<String, Strin
     changed.into_iter().collect()
 }
 
-/// Why the content changed, from what the previous reconcile saw.
-pub fn cause(annotation: Option<&str>, before: Option<&Seen>, now: &Seen, first: bool) -> String {
+/// The cause of the one rollout a new content-hash key brings (a rotation, or the upgrade to the
+/// keyed hash).
+pub const KEY_CHANGED: &str = "the content-hash key changed";
+
+/// Why the content changed, from what the previous reconcile saw. `key_changed`: the previous
+/// hash was made with another content-hash key (or none).
+pub fn cause(
+    annotation: Option<&str>,
+    before: Option<&Seen>,
+    now: &Seen,
+    first: bool,
+    key_changed: bool,
+) -> String {
     if let Some(text) = annotation.map(str::trim).filter(|t| !t.is_empty()) {
         return text.to_string();
     }
@@ -65,6 +76,9 @@ pub fn cause(annotation: Option<&str>, before: Option<&Seen>, now: &Seen, first:
         if !now.globals.contains_key(name) {
             causes.push(format!("GlobalClientDefaults {name} no longer applies"));
         }
+    }
+    if key_changed {
+        causes.push(KEY_CHANGED.to_string());
     }
     if causes.is_empty() {
         "namespace labels or the operator's catalogue changed".to_string()
@@ -113,12 +127,16 @@ mod tests {
             ..before.clone()
         };
         assert_eq!(
-            cause(None, Some(&before), &now, false),
+            cause(None, Some(&before), &now, false, false),
             "ConfigMap base-client changed"
         );
         assert_eq!(
-            cause(Some("ticket 42"), Some(&before), &now, false),
+            cause(Some("ticket 42"), Some(&before), &now, false, false),
             "ticket 42"
+        );
+        assert_eq!(
+            cause(None, Some(&before), &before, false, true),
+            "the content-hash key changed"
         );
     }
 }

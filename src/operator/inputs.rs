@@ -37,9 +37,12 @@ pub fn selected_globals(
         .collect()
 }
 
-pub fn to_status(seen: &Seen) -> InputsStatus {
+/// `hash_key_id`: [`HashKey::id`](crate::engine::render::HashKey::id) of the key the hash was
+/// made with.
+pub fn to_status(seen: &Seen, hash_key_id: &str) -> InputsStatus {
     InputsStatus {
         operator: OPERATOR_VERSION.to_string(),
+        hash_key: Some(hash_key_id.to_string()),
         sources: seen
             .sources
             .iter()
@@ -87,9 +90,9 @@ pub fn from_status(generation: Option<i64>, inputs: &InputsStatus) -> Seen {
 }
 
 /// The recorded inputs, when the watch caches prove that nothing changed since the live output
-/// was rendered: same generation, Ready, same operator version, every referenced source at the
-/// recorded resourceVersion, the same GlobalClientDefaults at the same generations selecting
-/// it, and the output object still controlled by this config, holding the recorded hash,
+/// was rendered: same generation, Ready, same operator version and content-hash key, every
+/// referenced source at the recorded resourceVersion, the same GlobalClientDefaults at the same
+/// generations selecting it, and the output object still controlled by this config, holding the recorded hash,
 /// with files nobody else wrote. Rollout targets and immutable outputs are always checked
 /// against the API server (their state is not cached).
 pub fn unchanged(ctx: &Context, config: &KafkaToolConfig, namespace: &str) -> Option<Seen> {
@@ -101,7 +104,11 @@ pub fn unchanged(ctx: &Context, config: &KafkaToolConfig, namespace: &str) -> Op
         return None;
     }
     let inputs = status.inputs.as_ref()?;
-    if inputs.operator != OPERATOR_VERSION {
+    // Another key (a rotation), or none (an operator before the keyed hash): the hash differs
+    // even where nothing else does, so the output is rendered again (once).
+    if inputs.operator != OPERATOR_VERSION
+        || inputs.hash_key.as_deref() != Some(ctx.hash_key_id.as_str())
+    {
         return None;
     }
     let spec = &config.spec.config;
@@ -171,8 +178,9 @@ mod tests {
             ]),
             globals: BTreeMap::from([("prod".to_string(), Some(2))]),
         };
-        let status = to_status(&seen);
+        let status = to_status(&seen, "0123456789abcdef");
         assert_eq!(status.operator, OPERATOR_VERSION);
+        assert_eq!(status.hash_key.as_deref(), Some("0123456789abcdef"));
         assert_eq!(from_status(Some(3), &status), seen);
     }
 }

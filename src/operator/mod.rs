@@ -12,6 +12,7 @@ pub mod dereference;
 pub mod events;
 pub mod generations;
 pub mod globals;
+pub mod hash_key;
 pub mod health;
 pub mod history;
 pub mod index;
@@ -45,9 +46,15 @@ pub struct RunOptions {
     /// Take part in leader election on a Lease (only the leader writes).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub leader_election: bool,
-    /// Namespace of the leader-election Lease; default: the pod's namespace, else `default`.
+    /// The operator's own namespace: the leader-election Lease and the content-hash key Secret
+    /// live there; default: the pod's namespace, else `default`.
     #[arg(long, env = "POD_NAMESPACE")]
     pub lease_namespace: Option<String>,
+    /// Name of the Secret (in the operator's namespace) holding the content-hash key; created
+    /// with a random key on the first start when absent. Delete it and restart the operator to
+    /// rotate the key (every workload rolls once).
+    #[arg(long, default_value = crate::operator::hash_key::DEFAULT_SECRET)]
+    pub hash_key_secret: String,
     /// Name of the leader-election Lease.
     #[arg(long, default_value = "kafka-config-operator")]
     pub lease_name: String,
@@ -84,6 +91,9 @@ pub enum OperatorError {
         "lost the leader Lease {0}; stopped writing and exiting so that a fresh start can campaign again"
     )]
     LeadershipLost(String),
+    /// Boxed: the largest variant, and every CLI result carries this type.
+    #[error(transparent)]
+    HashKey(Box<crate::operator::hash_key::KeyError>),
     #[error("KafkaToolConfig {namespace}/{name} not found")]
     NotFound { namespace: String, name: String },
     #[error("Kubernetes API: {0}")]

@@ -281,6 +281,7 @@ async fn reconcile_inner(
         namespace_labels: &labels,
         globals: &globals,
         sources: &fetched.sources,
+        hash_key: Some(&ctx.hash_key),
     });
 
     // The output name is a dependency too: deleting a conflicting object must wake us up.
@@ -391,7 +392,7 @@ async fn reconcile_inner(
 
     let now = now();
     let mut next = status::build(&ev, generation, previous.status.as_ref(), &live, &now);
-    next.inputs = Some(inputs::to_status(&seen));
+    next.inputs = Some(inputs::to_status(&seen, &ctx.hash_key_id));
     if let Some(rollout) = rollout {
         next.rollout = rollout;
     } else if targets.is_empty() {
@@ -411,11 +412,17 @@ async fn reconcile_inner(
             .annotations()
             .get(CHANGE_CAUSE_ANNOTATION)
             .map(String::as_str);
+        // The previous status was rendered with another key (a rotation), or unkeyed (an
+        // operator before the keyed hash): the content may be the same, the hash is not.
+        let key_changed = cached
+            .and_then(|s| s.inputs.as_ref())
+            .is_some_and(|i| i.hash_key.as_deref() != Some(ctx.hash_key_id.as_str()));
         let cause = history::cause(
             annotation,
             seen_before.as_ref(),
             &seen,
             previous_hash.is_none(),
+            key_changed,
         );
         status::record_history(&mut next, hash, &now, changed, cause);
     }

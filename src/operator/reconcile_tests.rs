@@ -154,6 +154,13 @@ async fn first_render() -> (Value, Value) {
         status["configHash"], output["metadata"]["annotations"][HASH_ANNOTATION],
         "status and output name the same content"
     );
+    let hash = status["configHash"].as_str().expect("a hash");
+    assert!(hash.starts_with("hmac-sha256:"), "keyed: {hash}");
+    assert_eq!(
+        status["inputs"]["hashKey"],
+        fixtures::test_hash_key().id(),
+        "{status}"
+    );
     (status, output)
 }
 
@@ -320,4 +327,94 @@ async fn an_output_write_failing_with_500_is_returned_and_the_status_says_so() {
 #[tokio::test]
 async fn an_output_write_rejected_with_422_is_returned_and_the_status_says_so() {
     a_failed_output_write_is_returned_and_reported(422, "Invalid").await;
+}
+
+/// An output and status as an operator before the keyed hash wrote them: `sha256:` and no
+/// `inputs.hashKey`.
+fn unkeyed(mut status: Value, mut output: Value) -> (Value, Value) {
+    let old = format!("sha256:{}", "ab".repeat(32));
+    status["configHash"] = json!(old);
+    status["history"][0]["hash"] = json!(old);
+    status["inputs"]
+        .as_object_mut()
+        .expect("inputs")
+        .remove("hashKey");
+    output["metadata"]["annotations"][HASH_ANNOTATION] = json!(old);
+    (status, output)
+}
+
+#[tokio::test]
+async fn an_upgrade_to_the_keyed_hash_rewrites_the_output_once_and_then_rests() {
+    let (status, output) = first_render().await;
+    let new_hash = status["configHash"].clone();
+    let (old_status, old_output) = unkeyed(status, output.clone());
+    // The caches prove the sources and the output unchanged, but the status was hashed without
+    // the key: rendered again, the output rewritten with the keyed hash (one rollout).
+    let (result, received) = reconcile_once(
+        cached(config(Some(old_status))),
+        fixtures::listed_versions(&[source(), old_output.clone()]),
+        vec![
+            Exchange::get(SOURCE, source()),
+            Exchange::get(OUTPUT, old_output),
+            Exchange::new(Method::PATCH, OUTPUT, |request| {
+                let mut object = request.body.clone();
+                object["metadata"]["resourceVersion"] = json!("43");
+                (StatusCode::OK, object)
+            }),
+            Exchange::new(Method::PATCH, STATUS, status_applied),
+            Exchange::new(Method::POST, EVENTS, event_stored),
+        ],
+    )
+    .await;
+    assert_eq!(result.expect("the reconcile"), Action::await_change());
+    let applied = &received[2].body;
+    assert_eq!(
+        applied["metadata"]["annotations"][HASH_ANNOTATION],
+        new_hash
+    );
+    let written = received[3].body["status"].clone();
+    assert_eq!(written["configHash"], new_hash);
+    let history = written["history"].as_array().expect("history");
+    assert_eq!(history.len(), 2, "{written}");
+    assert_eq!(history[1]["hash"], new_hash);
+    assert_eq!(history[1]["cause"], crate::operator::history::KEY_CHANGED);
+    assert_eq!(
+        history[1]["changedKeys"],
+        json!([]),
+        "no key changed: {written}"
+    );
+    // The next reconcile (a restart) finds everything current: no request, no second rollout.
+    let mut stored = applied.clone();
+    stored["metadata"]["resourceVersion"] = json!("43");
+    let (result, again) = reconcile_once(
+        cached(config(Some(written))),
+        fixtures::listed_versions(&[source(), stored]),
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(result.expect("the reconcile"), Action::await_change());
+    assert!(again.is_empty(), "{again:?}");
+}
+
+#[tokio::test]
+async fn another_key_renders_again_although_the_caches_prove_nothing_else_changed() {
+    let (mut status, output) = first_render().await;
+    // Rendered with another key (the Secret was deleted and the operator restarted).
+    status["inputs"]["hashKey"] = json!("00000000000000ff");
+    let (result, received) = reconcile_once(
+        cached(config(Some(status))),
+        fixtures::listed_versions(&[source(), output.clone()]),
+        vec![
+            Exchange::get(SOURCE, source()),
+            Exchange::new(Method::PATCH, STATUS, status_applied),
+        ],
+    )
+    .await;
+    assert_eq!(result.expect("the reconcile"), Action::await_change());
+    // Same key in this test context, so the same hash: only inputs.hashKey is written back.
+    assert_eq!(writes(&received).len(), 1, "{received:?}");
+    assert_eq!(
+        received[1].body["status"]["inputs"]["hashKey"],
+        fixtures::test_hash_key().id()
+    );
 }

@@ -2,6 +2,7 @@
 //! status is built from, with the bulky parts (messages, warnings, shadowed keys) dropped.
 
 use super::*;
+use crate::engine::render::{KEYED_PREFIX, UNKEYED_PREFIX, hash_label};
 
 /// What the operator's cache keeps of a status besides its projection: enough to build the next
 /// status exactly (history, the conditions' transition times) and to tell whether it differs
@@ -148,28 +149,27 @@ impl Time {
     }
 }
 
-/// A content hash `sha256:<64 hex>` in 32 bytes; anything else as it was.
+/// A content hash in 32 bytes when it has one of the two forms the operator writes
+/// (`hmac-sha256:<64 hex>`, keyed, and `sha256:<64 hex>`, what operators before the keyed hash
+/// wrote and the offline CLI without a key prints); anything else as it was. The two forms stay
+/// distinct: an unkeyed stored hash never equals a keyed new one, so an upgrade writes (and rolls)
+/// once, and after that the stored hash is keyed and equal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ContentHash {
+    HmacSha256([u8; 32]),
     Sha256([u8; 32]),
     Text(Box<str>),
 }
 
 impl ContentHash {
     pub fn new(text: &str) -> Self {
-        let decoded = text.strip_prefix("sha256:").and_then(|hex| {
-            let bytes = hex.as_bytes();
-            if bytes.len() != 64 || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-                return None;
-            }
-            let mut out = [0u8; 32];
-            for (i, pair) in bytes.chunks(2).enumerate() {
-                let nibble = |b: u8| if b <= b'9' { b - b'0' } else { b - b'a' + 10 };
-                out[i] = nibble(pair[0]) << 4 | nibble(pair[1]);
-            }
-            Some(out)
-        });
-        decoded.map_or_else(|| ContentHash::Text(text.into()), ContentHash::Sha256)
+        if let Some(bytes) = text.strip_prefix(KEYED_PREFIX).and_then(decode_hex) {
+            return ContentHash::HmacSha256(bytes);
+        }
+        if let Some(bytes) = text.strip_prefix(UNKEYED_PREFIX).and_then(decode_hex) {
+            return ContentHash::Sha256(bytes);
+        }
+        ContentHash::Text(text.into())
     }
 
     pub fn is(&self, text: &str) -> bool {
@@ -181,10 +181,26 @@ impl ContentHash {
 
     pub fn text(&self) -> String {
         match self {
-            ContentHash::Sha256(bytes) => crate::engine::render::hash_label(bytes),
+            ContentHash::HmacSha256(bytes) => hash_label(KEYED_PREFIX, bytes),
+            ContentHash::Sha256(bytes) => hash_label(UNKEYED_PREFIX, bytes),
             ContentHash::Text(text) => text.to_string(),
         }
     }
+}
+
+/// 64 lowercase hex digits as 32 bytes (what `hash_label` writes); `None` for anything else, which
+/// is then kept as text so that it reads back exactly.
+fn decode_hex(hex: &str) -> Option<[u8; 32]> {
+    let bytes = hex.as_bytes();
+    if bytes.len() != 64 || !bytes.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, pair) in bytes.chunks(2).enumerate() {
+        let nibble = |b: u8| if b <= b'9' { b - b'0' } else { b - b'a' + 10 };
+        out[i] = nibble(pair[0]) << 4 | nibble(pair[1]);
+    }
+    Some(out)
 }
 
 impl Kept {

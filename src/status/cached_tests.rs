@@ -50,6 +50,7 @@ fn full_status() -> KafkaToolConfigStatus {
         rollout: Vec::new(),
         inputs: Some(InputsStatus {
             operator: "0.1.0".into(),
+            hash_key: Some("0123456789abcdef".into()),
             sources: vec![SourceVersion {
                 kind: "ConfigMap".into(),
                 name: "base".into(),
@@ -117,6 +118,7 @@ fn evaluation(linger: &str) -> Evaluation {
         namespace_labels: &Default::default(),
         globals: &[],
         sources: &crate::engine::sources::SourceSet::default(),
+        hash_key: None,
     })
 }
 
@@ -213,8 +215,16 @@ fn the_projection_keeps_history_and_times_exactly_even_when_unusual() {
         changed_keys: vec!["acks".into(), "tool.args".into()],
         cause: "ConfigMap base changed".into(),
     });
+    // Keyed (the current form) after unkeyed (an operator before the keyed hash): both read back.
     full.history.push(HistoryEntry {
         revision: 3,
+        hash: "hmac-sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef".into(),
+        time: "2026-12-03T12:00:00Z".into(),
+        changed_keys: Vec::new(),
+        cause: "the content-hash key changed".into(),
+    });
+    full.history.push(HistoryEntry {
+        revision: 4,
         hash: "sha256:ABC".into(),
         time: "yesterday".into(),
         changed_keys: Vec::new(),
@@ -254,4 +264,21 @@ fn the_projection_keeps_history_and_times_exactly_even_when_unusual() {
         rebuilt.condition(READY).map(|c| c.reason.as_str()),
         Some("Rendered")
     );
+}
+
+#[test]
+fn a_keyed_and_an_unkeyed_hash_of_the_same_digest_never_compare_equal() {
+    let hex = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    let keyed = ContentHash::new(&format!("hmac-sha256:{hex}"));
+    let unkeyed = ContentHash::new(&format!("sha256:{hex}"));
+    assert!(matches!(keyed, ContentHash::HmacSha256(_)));
+    assert!(matches!(unkeyed, ContentHash::Sha256(_)));
+    assert_ne!(keyed, unkeyed);
+    assert!(keyed.is(&format!("hmac-sha256:{hex}")));
+    assert!(!keyed.is(&format!("sha256:{hex}")));
+    assert!(!unkeyed.is(&format!("hmac-sha256:{hex}")));
+    assert_eq!(keyed.text(), format!("hmac-sha256:{hex}"));
+    assert_eq!(unkeyed.text(), format!("sha256:{hex}"));
+    // Anything else is kept as it was.
+    assert_eq!(ContentHash::new("hmac-sha256:AB").text(), "hmac-sha256:AB");
 }

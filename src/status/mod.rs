@@ -146,6 +146,10 @@ pub struct KafkaToolConfigStatus {
 pub struct InputsStatus {
     /// Version of the operator that evaluated it: a new release renders everything again.
     pub operator: String,
+    /// Public id of the content-hash key `configHash` was made with (16 hex digits of an HMAC of
+    /// a constant under the key; never the key): a new key renders everything again, once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash_key: Option<String>,
     /// Every referenced ConfigMap and Secret, with the resourceVersion read (none: not found).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<SourceVersion>,

@@ -15,6 +15,9 @@ pub const OPERATOR_NS: &str = "kafka-config-operator";
 pub const SA: &str = "kafka-config-operator";
 pub const LEASE: &str = "kco-e2e-operator";
 pub const HASH: &str = "kafkaconfig.dev/config-hash";
+/// The content-hash key Secret every operator of these tests shares (in [`OPERATOR_NS`]: each is
+/// started with `--lease-namespace` there, also without leader election).
+pub const HASH_KEY_SECRET: &str = "kafka-config-operator-hash-key";
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -465,10 +468,15 @@ pub struct Expected {
 pub fn render_offline(paths: &[&Path]) -> BTreeMap<String, Expected> {
     let mut command = Command::new(env!("CARGO_BIN_EXE_kafka-config-operator"));
     command.arg("render");
+    // The cluster's key, so that the hashes are the ones the operator writes.
+    let key_file = hash_key_file();
+    command.arg("--hash-key-file").arg(&key_file);
     for p in paths {
         command.arg("-f").arg(p);
     }
     let out = command.args(["-o", "json"]).output().expect("run render");
+    // A key outlives no render: the file is the Secret's content.
+    let _ = std::fs::remove_file(&key_file);
     let objects: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "render -o json: {e}; stderr: {}",
@@ -491,6 +499,60 @@ pub fn render_offline(paths: &[&Path]) -> BTreeMap<String, Expected> {
             ))
         })
         .collect()
+}
+
+/// The cluster's content-hash key as a file for `render --hash-key-file`. When no operator has
+/// created the Secret yet (an offline render before the first start), it is created here the way
+/// the operator does it (32 random bytes; a 409 means someone else was first and their key is
+/// read), so the operator started next reads it.
+pub fn hash_key_file() -> PathBuf {
+    let cluster = Cluster::from_env();
+    let read = || {
+        cluster
+            .run(
+                &[
+                    "get",
+                    "secret",
+                    HASH_KEY_SECRET,
+                    "-n",
+                    OPERATOR_NS,
+                    "-o",
+                    "jsonpath={.data.key}",
+                ],
+                None,
+            )
+            .ok()
+    };
+    let encoded = read().unwrap_or_else(|| {
+        let mut random = [0u8; 32];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut random))
+            .expect("random bytes");
+        let file = cluster.work.path().join("new-hash-key");
+        std::fs::write(&file, random).expect("write the key");
+        let from_file = format!("--from-file=key={}", file.display());
+        let _ = cluster.run(&["create", "namespace", OPERATOR_NS], None);
+        let _ = cluster.run(
+            &[
+                "create",
+                "secret",
+                "generic",
+                HASH_KEY_SECRET,
+                "-n",
+                OPERATOR_NS,
+                &from_file,
+            ],
+            None,
+        );
+        read().expect("the content-hash key Secret, just created")
+    });
+    use base64::Engine as _;
+    let key = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .expect("the key is base64");
+    let path = std::env::temp_dir().join(format!("kco-e2e-hash-key-{}", std::process::id()));
+    std::fs::write(&path, key).expect("write the key file");
+    path
 }
 
 impl Operator {
@@ -525,7 +587,12 @@ impl Operator {
                 "--identity",
                 name,
             ]),
-            None => command.arg("--leader-election=false"),
+            None => command.args([
+                "--leader-election=false",
+                // The content-hash key Secret every operator of these tests shares.
+                "--lease-namespace",
+                OPERATOR_NS,
+            ]),
         };
         let child = command
             .env("KUBECONFIG", kubeconfig)

@@ -38,6 +38,12 @@ app.kubernetes.io/part-of: kafka-config-operator
 {{- end -}}
 {{- end -}}
 
+{{- /* The Secret holding the content-hash key, created by the operator (never templated: a
+random value here would change on every `helm template`, i.e. on every Argo CD sync). */ -}}
+{{- define "kco.hashKeySecret" -}}
+{{- printf "%s-hash-key" (include "kco.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
 {{- define "kco.leaseName" -}}
 {{- default (include "kco.fullname" .) .Values.leaderElection.leaseName -}}
 {{- end -}}
