@@ -74,7 +74,9 @@ pub fn render(
             let Some(view) = views.get(role) else {
                 continue;
             };
-            for (key, contribution) in view.file_entries() {
+            let mut values: Vec<(&str, String)> = Vec::new();
+            for (provenance, contribution) in view.file_entries() {
+                let key = provenance.key.as_str();
                 let value = if deferred {
                     match defer(contribution, &mount_path) {
                         Some((value, secrets, dir, file)) => {
@@ -95,7 +97,7 @@ pub fn render(
                     contribution.value.clone()
                 };
                 let secret_material = (!deferred && contribution.is_secret_sourced())
-                    || (sensitive::is_password_key(*role, key)
+                    || (sensitive::is_password(provenance.def, key)
                         && !value.is_empty()
                         && !sensitive::has_provider_reference(
                             &value,
@@ -104,6 +106,14 @@ pub fn render(
                 if secret_material {
                     sensitive_keys.insert(format!("{file_name}: {key}"));
                 }
+                values.push((key, value));
+            }
+            if file_roles.len() == 1 {
+                // A file of one role: the view is in key order, so the map is bulk-built from it.
+                content = values.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+                values = Vec::new();
+            }
+            for (key, value) in values {
                 if let Some(previous) = content.get(key)
                     && previous != &value
                 {
