@@ -74,19 +74,16 @@ pub(crate) fn check_role(
                 };
                 // Joined rather than formatted: a config with thousands of custom keys gets
                 // this warning for each.
-                let source = contribution.source.as_str();
-                let message = match suggestion {
-                    Some(s) => [key, " (from ", source, "): did you mean ", s, "?"].concat(),
+                let tail = match suggestion {
+                    Some(s) => ["did you mean ", s, "?"],
                     None => [
-                        key,
-                        " (from ",
-                        source,
-                        "): the ",
+                        "the ",
                         role.as_str(),
                         " client does not define it; Kafka ignores it",
-                    ]
-                    .concat(),
+                    ],
                 };
+                let source = contribution.source.as_str();
+                let message = [key, " (from ", source, "): ", tail[0], tail[1], tail[2]].concat();
                 warnings.push(Warning {
                     key: key.to_string(),
                     role: Some(role),
