@@ -127,8 +127,8 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
     );
     choose_one_connection(tool, &mut ev.views, &mut ev.warnings);
     if req.spec.output().secrets() == SecretsMode::Deferred {
-        for view in ev.views.values_mut() {
-            declare_deferred_providers(view);
+        for (&role, view) in &mut ev.views {
+            declare_deferred_providers(role, view);
         }
     }
 

@@ -4,6 +4,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::engine::catalogue::configs::ConfigKey;
 use crate::engine::reference::SecretPart;
 
 /// A precedence layer. The derived order is the Modern order, lowest first.
@@ -118,10 +119,12 @@ impl Contribution {
 }
 
 /// Every value one key received, highest precedence first; the first is the winner.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Provenance {
     pub key: String,
     pub chain: Vec<Contribution>,
+    /// Kafka's definition of the key for the view's role, looked up once when the view is built.
+    pub def: Option<&'static ConfigKey>,
 }
 
 impl Provenance {

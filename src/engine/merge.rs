@@ -305,20 +305,19 @@ pub(crate) fn resolve(
         .and_then(|r| reference::resolve(&r.text, bindings, &BTreeSet::new(), Mode::Lenient).ok())
         .map(|r| reference::provider_names(&r.value))
         .unwrap_or_default();
-    // Each key's values, lowest layer first.
-    let mut by_key: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (at, raw) in raws.iter().enumerate() {
-        by_key.entry(raw.key).or_default().push(at);
-    }
+    // Each key's values, lowest layer first: (key, position) of every raw, in order.
+    let mut order: Vec<(&str, usize)> = raws.iter().map(|r| r.key).zip(0..).collect();
+    order.sort_unstable();
     let set = ConfigCatalogue::get().set_for(role);
     // Built in key order and collected at the end: a BTreeMap is bulk-built from sorted input
     // without searching the tree for every key.
-    let mut keys = Vec::new();
+    let mut keys = Vec::with_capacity(order.len());
     // Values whose references do not resolve, reported in the order of the layers.
     let mut failures: Vec<(usize, Problem)> = Vec::new();
-    for (key, positions) in by_key {
-        let mut chain = Vec::new();
-        for &at in positions.iter().rev() {
+    for positions in order.chunk_by(|a, b| a.0 == b.0) {
+        let key = positions[0].0;
+        let mut chain = Vec::with_capacity(positions.len() + 1);
+        for &(_, at) in positions.iter().rev() {
             match contribution(&mut raws[at], bindings, &providers, mode) {
                 Ok(contribution) => chain.push(contribution),
                 Err(problem) => failures.push((at, problem)),
@@ -327,7 +326,8 @@ pub(crate) fn resolve(
         if chain.is_empty() {
             continue;
         }
-        if let Some(default) = set.and_then(|set| set.get(key)?.default.as_ref()) {
+        let def = set.and_then(|set| set.get(key));
+        if let Some(default) = def.and_then(|def| def.default.as_ref()) {
             chain.push(Contribution::new(
                 Layer::KafkaDefaults,
                 "Kafka default",
@@ -335,7 +335,7 @@ pub(crate) fn resolve(
             ));
         }
         let key = key.to_string();
-        keys.push((key.clone(), Provenance { key, chain }));
+        keys.push((key.clone(), Provenance { key, chain, def }));
     }
     failures.sort_by_key(|(at, _)| *at);
     problems.extend(failures.into_iter().map(|(_, problem)| problem));
@@ -395,7 +395,7 @@ pub(crate) fn choose_one_connection(
 
 /// `output.secrets: Deferred` needs Kafka's directory and file config providers; declaring them
 /// here (layer `operator`) makes `explain` show every key the file will hold.
-pub(crate) fn declare_deferred_providers(view: &mut RoleView) {
+pub(crate) fn declare_deferred_providers(role: Role, view: &mut RoleView) {
     let (mut dir, mut file) = (false, false);
     for (_, contribution) in view.file_entries() {
         match contribution.secret.as_ref() {
@@ -427,7 +427,7 @@ pub(crate) fn declare_deferred_providers(view: &mut RoleView) {
         }
         let class_key = format!("config.providers.{name}.class");
         if view.file_value(&class_key).is_none() {
-            add_operator_value(view, &class_key, class, source);
+            add_operator_value(view, role, &class_key, class, source);
         }
         view.providers.insert(name.to_string());
     }
@@ -436,17 +436,18 @@ pub(crate) fn declare_deferred_providers(view: &mut RoleView) {
         .file_value("config.providers")
         .is_none_or(|c| c.value != joined)
     {
-        add_operator_value(view, "config.providers", &joined, source);
+        add_operator_value(view, role, "config.providers", &joined, source);
     }
 }
 
-fn add_operator_value(view: &mut RoleView, key: &str, value: &str, source: &str) {
+fn add_operator_value(view: &mut RoleView, role: Role, key: &str, value: &str, source: &str) {
     let provenance = view
         .keys
         .entry(key.to_string())
         .or_insert_with(|| Provenance {
             key: key.to_string(),
             chain: Vec::new(),
+            def: ConfigCatalogue::get().key(role, key),
         });
     let at = provenance
         .chain

@@ -106,11 +106,11 @@ impl RoleView {
             .filter(|c| c.layer != Layer::KafkaDefaults)
     }
 
-    /// Keys written to the file, with the contribution that wins there.
-    pub fn file_entries(&self) -> impl Iterator<Item = (&str, &Contribution)> {
+    /// Keys written to the file, in key order, with the contribution that wins there.
+    pub fn file_entries(&self) -> impl Iterator<Item = (&Provenance, &Contribution)> {
         self.keys
             .values()
-            .filter_map(|p| file_contribution(p).map(|c| (p.key.as_str(), c)))
+            .filter_map(|p| file_contribution(p).map(|c| (p, c)))
     }
 }
 

@@ -65,10 +65,11 @@ enum Encoding {
 impl Encoding {
     /// Appends `run` decoded. Runs start and end next to ASCII bytes, so a UTF-8 run is whole chars.
     fn push_run(self, out: &mut String, run: &[u8]) {
-        match self {
-            Encoding::Utf8 => out.push_str(&String::from_utf8_lossy(run)),
-            Encoding::Latin1 if run.is_ascii() => out.push_str(&String::from_utf8_lossy(run)),
-            Encoding::Latin1 => out.extend(run.iter().map(|&b| char::from(b))),
+        match (self, std::str::from_utf8(run)) {
+            (Encoding::Utf8, Ok(text)) => out.push_str(text),
+            (Encoding::Utf8, Err(_)) => out.push_str(&String::from_utf8_lossy(run)),
+            (Encoding::Latin1, Ok(text)) if run.is_ascii() => out.push_str(text),
+            (Encoding::Latin1, _) => out.extend(run.iter().map(|&b| char::from(b))),
         }
     }
 }

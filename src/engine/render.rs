@@ -1,6 +1,7 @@
 //! Rendering: one `.properties` file per config-file option of the tool, `tool.args`, and the
 //! content hash that rolls workloads when, and only when, the content changes.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use sha2::{Digest, Sha256};
@@ -21,6 +22,9 @@ use crate::engine::spec::{OutputKind, Role, SecretsMode};
 pub const TOOL_ARGS_KEY: &str = "tool.args";
 /// Kubernetes refuses objects over 1 MiB; leave room for metadata.
 pub const MAX_OUTPUT_BYTES: usize = 1_000_000;
+
+/// One role's entries as they are written to its file, in key order.
+type Entries<'v> = Vec<(&'v str, Cow<'v, str>)>;
 
 pub const DIRECTORY_PROVIDER: (&str, &str) = (
     "dir",
@@ -67,15 +71,17 @@ pub fn render(
     let mut paths = Vec::new();
 
     for (file_name, file_roles) in file_layout(tool, &roles) {
-        let mut content: BTreeMap<String, String> = BTreeMap::new();
-        let mut owner: BTreeMap<&str, Role> = BTreeMap::new();
         let mut uses_dir = false;
         let mut uses_file = false;
+        // Each role's entries as they are written, in key order.
+        let mut by_role: Vec<(Role, Entries)> = Vec::new();
         for role in &file_roles {
             let Some(view) = views.get(role) else {
                 continue;
             };
-            for (key, contribution) in view.file_entries() {
+            let mut values = Vec::with_capacity(view.keys.len());
+            for (provenance, contribution) in view.file_entries() {
+                let key = provenance.key.as_str();
                 // Deferred writes each key name into the ConfigMap: a key that may be Secret
                 // content (a PEM line read as a key) cannot go there.
                 if deferred && sensitive::key_is_secret(*role, key, contribution) {
@@ -90,27 +96,23 @@ pub fn render(
                     ));
                     continue;
                 }
-                let value = if deferred {
-                    match defer(contribution, &mount_path) {
-                        Some((value, secrets, dir, file)) => {
-                            uses_dir |= dir;
-                            uses_file |= file;
-                            for (secret, key) in secrets {
-                                mounts.insert(SecretMount {
-                                    mount_path: format!("{mount_path}/secrets/{secret}"),
-                                    secret: secret.clone(),
-                                });
-                                referenced_secret_keys.insert((secret, key));
-                            }
-                            value
+                let value = match deferred.then(|| defer(contribution, &mount_path)).flatten() {
+                    Some((value, secrets, dir, file)) => {
+                        uses_dir |= dir;
+                        uses_file |= file;
+                        for (secret, key) in secrets {
+                            mounts.insert(SecretMount {
+                                mount_path: format!("{mount_path}/secrets/{secret}"),
+                                secret: secret.clone(),
+                            });
+                            referenced_secret_keys.insert((secret, key));
                         }
-                        None => contribution.value.clone(),
+                        Cow::Owned(value)
                     }
-                } else {
-                    contribution.value.clone()
+                    None => Cow::Borrowed(contribution.value.as_str()),
                 };
                 let secret_material = (!deferred && contribution.is_secret_sourced())
-                    || (sensitive::is_password_key(*role, key)
+                    || (sensitive::is_password(provenance.def, key)
                         && !value.is_empty()
                         && !sensitive::has_provider_reference(
                             &value,
@@ -120,40 +122,41 @@ pub fn render(
                     let shown = sensitive::key_label(*role, key, contribution);
                     sensitive_keys.insert(format!("{file_name}: {shown}"));
                 }
-                if let Some(previous) = content.get(key)
-                    && previous != &value
-                {
-                    problems.push(Problem::new(
-                        Reason::RoleConflict,
-                        format!("{file_name}: {key}"),
-                        format!(
-                            "{} reads one file for {}; {key} differs between {} and {role}: set it in common, \
-                             or the same in each role",
-                            tool.name,
-                            file_roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", "),
-                            owner.get(key).map(|r| r.as_str()).unwrap_or("another role")
-                        ),
-                    ));
-                    continue;
+                values.push((key, value));
+            }
+            by_role.push((*role, values));
+        }
+        let mirror_maker = file_roles.contains(&Role::MirrorMaker);
+        let text = match by_role.as_slice() {
+            // One role and nothing to add: the view is in key order, so it is written as it is.
+            [(_, values)]
+                if !mirror_maker
+                    && !uses_dir
+                    && !uses_file
+                    && output.render_defaults != Some(true) =>
+            {
+                properties::store(values.iter().map(|(k, v)| (*k, v.as_ref())))
+            }
+            _ => {
+                let mut content = merge_roles(
+                    tool,
+                    &file_name,
+                    &file_roles,
+                    by_role,
+                    output.render_defaults == Some(true),
+                    &mut problems,
+                );
+                if mirror_maker {
+                    mirror_maker::resolve_overrides(&mut content, warnings);
                 }
-                owner.insert(key, *role);
-                content.insert(key.to_string(), value);
+                if uses_dir || uses_file {
+                    declare_providers(&mut content, uses_dir, uses_file, &file_name, &mut problems);
+                }
+                properties::store(content.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             }
-            if output.render_defaults == Some(true) {
-                add_kafka_defaults(*role, &mut content);
-            }
-        }
-        if file_roles.contains(&Role::MirrorMaker) {
-            mirror_maker::resolve_overrides(&mut content, warnings);
-        }
-        if uses_dir || uses_file {
-            declare_providers(&mut content, uses_dir, uses_file, &file_name, &mut problems);
-        }
+        };
         paths.push(format!("{mount_path}/{file_name}"));
-        files.insert(
-            file_name,
-            properties::store(content.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
-        );
+        files.insert(file_name, text);
     }
 
     if !tool.select_roles || tool.positional_config_file {
@@ -222,6 +225,46 @@ pub fn render(
         hash,
         secret_mounts: mounts.into_iter().collect(),
     })
+}
+
+/// The file's keys when it is more than one role's entries as they are: each role's entries
+/// in turn (a key two roles set differently is a conflict), then its Kafka defaults.
+fn merge_roles(
+    tool: &Tool,
+    file_name: &str,
+    file_roles: &[Role],
+    by_role: Vec<(Role, Entries)>,
+    render_defaults: bool,
+    problems: &mut Vec<Problem>,
+) -> BTreeMap<String, String> {
+    let mut content: BTreeMap<String, String> = BTreeMap::new();
+    let mut owner: BTreeMap<&str, Role> = BTreeMap::new();
+    for (role, values) in by_role {
+        for (key, value) in values {
+            if let Some(previous) = content.get(key)
+                && previous.as_str() != value
+            {
+                problems.push(Problem::new(
+                    Reason::RoleConflict,
+                    format!("{file_name}: {key}"),
+                    format!(
+                        "{} reads one file for {}; {key} differs between {} and {role}: set it in common, \
+                         or the same in each role",
+                        tool.name,
+                        file_roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", "),
+                        owner.get(key).map(|r| r.as_str()).unwrap_or("another role")
+                    ),
+                ));
+                continue;
+            }
+            owner.insert(key, role);
+            content.insert(key.to_string(), value.into_owned());
+        }
+        if render_defaults {
+            add_kafka_defaults(role, &mut content);
+        }
+    }
+    content
 }
 
 fn provider_names_with(view: &RoleView, deferred: bool) -> BTreeSet<String> {

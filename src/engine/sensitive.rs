@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use crate::engine::catalogue::configs::ConfigCatalogue;
+use crate::engine::catalogue::configs::{ConfigCatalogue, ConfigKey};
 use crate::engine::layers::{Contribution, SecretOrigin};
 use crate::engine::spec::Role;
 
@@ -24,7 +24,12 @@ const PASSWORD_SUFFIXES: &[&str] = &[
 ];
 
 pub fn is_password_key(role: Role, key: &str) -> bool {
-    if let Some(def) = ConfigCatalogue::get().key(role, key) {
+    is_password(ConfigCatalogue::get().key(role, key), key)
+}
+
+/// [`is_password_key`] for a key whose definition (if any) is already looked up.
+pub fn is_password(def: Option<&ConfigKey>, key: &str) -> bool {
+    if let Some(def) = def {
         return def.is_password();
     }
     PASSWORD_SUFFIXES.iter().any(|suffix| {

@@ -60,8 +60,9 @@ pub(crate) fn check_role(
         return;
     };
     let mut suggestions_left = MAX_SUGGESTIONS;
-    for (key, contribution) in view.file_entries() {
-        let Some(def) = set.get(key) else {
+    for (provenance, contribution) in view.file_entries() {
+        let key = provenance.key.as_str();
+        let Some(def) = provenance.def else {
             if role != Role::MirrorMaker && !has_open_prefix(key) {
                 // A config with many custom keys (interceptors, plugins) is deliberate, not a
                 // typo: suggestions stop after a few.
@@ -85,15 +86,23 @@ pub(crate) fn check_role(
                 } else {
                     None
                 };
+                // Joined rather than formatted: a config with thousands of custom keys gets
+                // this warning for each.
                 let tail = match suggestion {
-                    Some(s) => format!("did you mean {s}?"),
-                    None => format!("the {role} client does not define it; Kafka ignores it"),
+                    Some(s) => ["did you mean ", s, "?"],
+                    None => [
+                        "the ",
+                        role.as_str(),
+                        " client does not define it; Kafka ignores it",
+                    ],
                 };
+                let source = contribution.source.as_str();
+                let message = [key, " (from ", source, "): ", tail[0], tail[1], tail[2]].concat();
                 warnings.push(Warning {
                     key: key.to_string(),
                     role: Some(role),
                     reason: Reason::UnknownKey,
-                    message: format!("{key} (from {}): {tail}", contribution.source),
+                    message,
                 });
             }
             continue;
