@@ -30,7 +30,8 @@ fn main() -> ExitCode {
             paths,
             format,
             hash_key,
-        } => cli::validate(&paths, format, &hash_key),
+            strict,
+        } => cli::validate(&paths, format, &hash_key, strict),
         #[cfg(feature = "operator")]
         Command::Crds { format } => cli::crds(format),
     };

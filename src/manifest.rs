@@ -186,6 +186,13 @@ impl Workspace {
             if !kind.is_empty() {
                 self.record_origin(&doc, &kind, &namespace, &metadata.name, path, index)?;
             }
+            let api_version = doc
+                .get("apiVersion")
+                .and_then(|v| v.as_str())
+                .unwrap_or_default();
+            if let Some(why) = own_group_problem(api_version, &kind) {
+                return Err(fail(why));
+            }
             match kind.as_str() {
                 "KafkaToolConfig" => {
                     let spec = doc.get("spec").cloned().unwrap_or(serde_json::Value::Null);
@@ -560,6 +567,33 @@ fn secret_data(doc: &serde_json::Value) -> Result<SourceData, DataError> {
         ..Secret::default()
     };
     Ok(secret_source(secret))
+}
+
+/// The API group of our kinds.
+const GROUP: &str = "kafkaconfig.dev";
+
+/// Our own API group is checked, never skipped: a misspelt kind or a wrong apiVersion would
+/// otherwise pass the offline gate with nothing checked (issue 26).
+fn own_group_problem(api_version: &str, kind: &str) -> Option<String> {
+    const KINDS: [&str; 2] = ["KafkaToolConfig", "GlobalClientDefaults"];
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    let ours = KINDS.contains(&kind);
+    if group == GROUP && !ours {
+        let hint = crate::engine::suggest::closest(kind, KINDS)
+            .map(|k| format!("; did you mean {k}?"))
+            .unwrap_or_default();
+        return Some(format!(
+            "{kind:?} is not a kind of {GROUP} (it has {}){hint}",
+            KINDS.join(" and ")
+        ));
+    }
+    if ours && api_version != crate::output::API_VERSION {
+        return Some(format!(
+            "apiVersion {api_version:?} is not served for {kind}: use {}",
+            crate::output::API_VERSION
+        ));
+    }
+    None
 }
 
 #[cfg(test)]

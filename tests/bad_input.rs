@@ -947,6 +947,31 @@ fn cases() -> Vec<Case> {
                 needles: &["--bootstrap-server would carry data of Secret conn"],
             },
         },
+        Case {
+            // Issue 26: a misspelt kind of our group is an error, not a document skipped.
+            name: "manifest: a misspelt kind of kafkaconfig.dev",
+            docs: || {
+                vec!["apiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfg\nmetadata: {name: bad, namespace: ns}\nspec: {tool: client}\n".into()]
+            },
+            expect: Expect::ManifestError {
+                needles: &[
+                    "\"KafkaToolConfg\" is not a kind of kafkaconfig.dev",
+                    "did you mean KafkaToolConfig?",
+                ],
+            },
+        },
+        Case {
+            name: "manifest: our kind under a wrong apiVersion",
+            docs: || {
+                vec!["apiVersion: kafkaconfig.dev/v1\nkind: KafkaToolConfig\nmetadata: {name: bad, namespace: ns}\nspec: {tool: client}\n".into()]
+            },
+            expect: Expect::ManifestError {
+                needles: &[
+                    "apiVersion \"kafkaconfig.dev/v1\" is not served",
+                    "kafkaconfig.dev/v1alpha1",
+                ],
+            },
+        },
     ]
 }
 

@@ -254,3 +254,42 @@ fn no_example_output_contains_a_secret_value_outside_a_secret() {
         }
     }
 }
+
+/// `validate --strict` fails on a warning (issue 26: an `UnknownKey` is usually a typo), and
+/// passes what has none.
+#[test]
+fn validate_strict_fails_on_warnings_only() {
+    let dir = std::env::temp_dir().join(format!("kco-strict-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let config = |name: &str, extra: &str| {
+        format!(
+            "apiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {{name: {name}, namespace: ns}}\nspec:\n  tool: client\n  roles: [producer]\n  properties: {{producer: {{bootstrap.servers: 'k:9092'{extra}}}}}\n"
+        )
+    };
+    let run = |file: &str, text: String, strict: bool| {
+        let path = dir.join(file);
+        std::fs::write(&path, text).expect("write");
+        let mut args = vec!["validate", "-f", path.to_str().expect("utf-8")];
+        if strict {
+            args.push("--strict");
+        }
+        Command::new(env!("CARGO_BIN_EXE_kafka-config-operator"))
+            .args(&args)
+            .output()
+            .expect("runs")
+            .status
+            .code()
+    };
+    let typo = config("typo", ", lingr.ms: '5'");
+    assert_eq!(
+        run("typo.yaml", typo.clone(), false),
+        Some(0),
+        "a warning alone passes"
+    );
+    assert_eq!(
+        run("typo.yaml", typo, true),
+        Some(1),
+        "--strict fails on the warning"
+    );
+    assert_eq!(run("clean.yaml", config("clean", ""), true), Some(0));
+}

@@ -76,6 +76,9 @@ pub enum Command {
         format: TextFormat,
         #[command(flatten)]
         hash_key: HashKeyArg,
+        /// Also exit 1 when a config has warnings (an `UnknownKey` is usually a typo).
+        #[arg(long)]
+        strict: bool,
     },
     /// Print the CustomResourceDefinitions (what crds/ holds).
     #[cfg(feature = "operator")]

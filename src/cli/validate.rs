@@ -52,6 +52,7 @@ pub fn validate(
     paths: &[PathBuf],
     format: TextFormat,
     hash_key: &HashKeyArg,
+    strict: bool,
 ) -> Result<Result<(), Invalid>, CliError> {
     let workspace = hash_key.load(paths)?;
     if workspace.hash_key.is_none() && matches!(format, TextFormat::Json) {
@@ -61,7 +62,20 @@ pub fn validate(
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let (text, all_valid) = validate_text(&workspace, format, &now);
     std::io::stdout().lock().write_all(text.as_bytes())?;
-    Ok(if all_valid { Ok(()) } else { Err(Invalid) })
+    // `--strict`: a warning fails the gate too (the configs are evaluated again; offline, cheap).
+    let warned = strict
+        && workspace
+            .configs
+            .iter()
+            .any(|c| !evaluate_manifest(&workspace, c).warnings.is_empty());
+    if warned {
+        eprintln!("validate --strict: a config has warnings");
+    }
+    Ok(if all_valid && !warned {
+        Ok(())
+    } else {
+        Err(Invalid)
+    })
 }
 
 /// What `validate` prints, with `now` as the time of every condition change, and whether every
