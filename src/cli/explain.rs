@@ -63,14 +63,7 @@ pub fn explain_entries(
                 namespace: namespace.to_string(),
                 name: name.to_string(),
                 role: role.to_string(),
-                key: provenance
-                    .chain
-                    .iter()
-                    .find(|c| sensitive::key_is_secret(*role, &provenance.key, c))
-                    .map_or_else(
-                        || provenance.key.to_string(),
-                        |c| sensitive::key_label(*role, &provenance.key, c).into_owned(),
-                    ),
+                key: sensitive::shown_key(*role, provenance).into_owned(),
                 value: shown(winner),
                 layer: winner.layer,
                 source: winner.source.to_string(),

@@ -148,9 +148,7 @@ fn field_of<'f>(argv: &[String], fields: &'f [String], given: &str) -> &'f str {
 
 /// Text from the spec quoted in a message: escaped and cut.
 fn shown(text: &str) -> String {
-    let cut: String = text.chars().take(64).collect();
-    let more = if cut.len() < text.len() { "…" } else { "" };
-    format!("{cut:?}{more}")
+    format!("{:?}", safe_text::cut(text, 64))
 }
 
 /// Checks `args` and `extraArgs` against the tool's option table.
@@ -310,7 +308,20 @@ pub fn check_rendered(tool: &Tool, table: &OptionTable, args: &[String]) -> Resu
     tool_cli::parse(table, args)
         .and_then(|parsed| tool_cli::check_complete(table, &parsed))
         .map_err(|error| {
-            let message: String = error.to_string().chars().take(300).collect();
+            // The built line holds merged values, which may come from a Secret: name the option,
+            // never the text.
+            let message = match &error {
+                ArgError::InvalidValue { option, reason, .. } => {
+                    format!("option --{option}: invalid value ({reason})")
+                }
+                ArgError::Unknown { .. }
+                | ArgError::Ambiguous { .. }
+                | ArgError::UnknownSubcommand { .. }
+                | ArgError::UnexpectedPositional { .. } => {
+                    "an argument it does not accept (not shown: it may hold a merged value)".into()
+                }
+                other => other.to_string(),
+            };
             Problem::new(
                 Reason::InvalidArgument,
                 "tool.args",

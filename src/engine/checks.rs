@@ -34,7 +34,8 @@ pub(crate) fn check_override_policy(
                     .filter(|c| c.layer.is_user_layer())
                     .map(|c| c.source.to_string())
                     .collect();
-                (!sources.is_empty()).then(|| format!("{} ({})", p.key, sources.join(", ")))
+                (!sources.is_empty())
+                    .then(|| format!("{} ({})", sensitive::shown_key(role, p), sources.join(", ")))
             })
             .collect();
         if !refused.is_empty() {
@@ -201,14 +202,7 @@ pub(crate) fn shadowed(role: Role, view: &RoleView) -> Vec<Shadowed> {
             let winner = chain.next()?;
             let over: Vec<String> = chain.map(Contribution::shadow_label).collect();
             (!over.is_empty()).then(|| Shadowed {
-                key: p
-                    .chain
-                    .iter()
-                    .find(|c| sensitive::key_is_secret(role, &p.key, c))
-                    .map_or_else(
-                        || p.key.to_string(),
-                        |c| sensitive::key_label(role, &p.key, c).into_owned(),
-                    ),
+                key: sensitive::shown_key(role, p).into_owned(),
                 role,
                 winner: winner.layer.as_str().to_string(),
                 over,

@@ -1,11 +1,13 @@
 //! GlobalClientDefaults: which ones apply to a config, in which order, and whether each is valid.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::catalogue::tools::ToolCatalogue;
 use crate::engine::outcome::{Problem, Reason};
 use crate::engine::reference::{self, Bindings, Mode};
+use crate::engine::safe_text;
 use crate::engine::sensitive::REDACTED;
 use crate::engine::spec::{
     COMMON, GlobalClientDefaultsSpec, LabelSelector, Role, RoleProperties, Scalar,
@@ -210,12 +212,8 @@ impl GlobalDefaults {
 }
 
 /// Text from the object quoted in a message, cut to a short line.
-fn cut(text: &str) -> String {
-    const MAX: usize = 128;
-    match text.char_indices().nth(MAX) {
-        Some((at, _)) => format!("{}…({} bytes)", &text[..at], text.len()),
-        None => text.to_string(),
-    }
+fn cut(text: &str) -> Cow<'_, str> {
+    safe_text::cut(text, 128)
 }
 
 /// What the API server would refuse in a label selector, and what can never match as meant.

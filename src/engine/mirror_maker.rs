@@ -11,6 +11,7 @@ use crate::engine::layers::{Contribution, Layer};
 use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::policy::PolicyMatcher;
+use crate::engine::sensitive;
 use crate::engine::spec::Role;
 
 /// The client key a MirrorMaker spelling sets for some cluster or client it builds:
@@ -166,7 +167,7 @@ pub(crate) fn check_policy(
         };
         let matcher = PolicyMatcher::new(policy);
         let mut refused = Vec::new();
-        for key in view.keys.keys() {
+        for (key, provenance) in &view.keys {
             let sources = user_sources(key);
             if sources.is_empty() {
                 continue;
@@ -178,7 +179,8 @@ pub(crate) fn check_policy(
                 } else {
                     format!(", which sets {judged} for a cluster or client MirrorMaker builds")
                 };
-                refused.push(format!("{key}{as_client} ({})", sources.join(", ")));
+                let shown = sensitive::shown_key(Role::MirrorMaker, provenance);
+                refused.push(format!("{shown}{as_client} ({})", sources.join(", ")));
             }
         }
         if !refused.is_empty() {
@@ -195,7 +197,7 @@ pub(crate) fn check_policy(
         }
     }
     // Enforced top-level client keys: no per-cluster or per-client spelling may beat them.
-    for key in view.keys.keys() {
+    for (key, provenance) in &view.keys {
         let Some(judged) = client_key(key) else {
             continue;
         };
@@ -214,7 +216,8 @@ pub(crate) fn check_policy(
             Reason::OverrideNotAllowed,
             "spec (mirror-maker)",
             format!(
-                "{key} ({}) would beat {judged} enforced by {} for a cluster or client MirrorMaker builds",
+                "{} ({}) would beat {judged} enforced by {} for a cluster or client MirrorMaker builds",
+                sensitive::shown_key(Role::MirrorMaker, provenance),
                 sources.join(", "),
                 enforced.source
             ),

@@ -178,20 +178,10 @@ impl Evaluation {
     pub fn key_label(&self, key: &str) -> String {
         for (role, view) in &self.views {
             if let Some(p) = view.keys.get(key) {
-                return match p
-                    .chain
-                    .iter()
-                    .find(|c| sensitive::key_is_secret(*role, key, c))
-                {
-                    Some(c) => sensitive::key_label(*role, key, c).into_owned(),
-                    None => key.to_string(),
-                };
+                return sensitive::shown_key(*role, p).into_owned();
             }
         }
-        let config_shaped = key.bytes().all(|b| {
-            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'_')
-        });
-        if config_shaped {
+        if sensitive::is_config_shaped(key) {
             key.to_string()
         } else {
             "[a key no longer set, not shown]".to_string()

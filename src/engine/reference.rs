@@ -9,6 +9,7 @@ use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::outcome::Reason;
+use crate::engine::safe_text;
 
 /// No single value may expand beyond what an output object can hold (`render::MAX_OUTPUT_BYTES`).
 pub const MAX_EXPANDED_VALUE: usize = 1_000_000;
@@ -256,15 +257,7 @@ pub fn resolve(
 
 /// Messages quote references; a hostile 100 KB one must not become a 100 KB condition.
 fn abbreviate(text: &str) -> String {
-    const MAX: usize = 80;
-    if text.len() <= MAX {
-        return text.to_string();
-    }
-    let cut = (0..=MAX)
-        .rev()
-        .find(|i| text.is_char_boundary(*i))
-        .unwrap_or(0);
-    format!("{}…", &text[..cut])
+    safe_text::cut(text, 80).into_owned()
 }
 
 /// The parts of one `${…}`: names to try in order, then an optional default.

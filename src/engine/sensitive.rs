@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use crate::engine::catalogue::configs::{ConfigCatalogue, ConfigKey};
-use crate::engine::layers::{Contribution, SecretOrigin};
+use crate::engine::layers::{Contribution, Provenance, SecretOrigin};
 use crate::engine::spec::Role;
 
 /// Suffixes of PASSWORD-typed keys under prefixes (`listener.name.x.sasl.jaas.config`, …).
@@ -82,13 +82,29 @@ pub fn redacted_label(contribution: &Contribution) -> String {
 /// `.`, `-`, `_`). A PEM or base64 body pasted without line continuations makes each line a
 /// "key" (mixed case, `+`, `/`, `=`): such keys are named by where they were read, never shown.
 pub fn key_is_secret(role: Role, key: &str, contribution: &Contribution) -> bool {
-    let config_shaped = !key.is_empty()
+    matches!(contribution.secret, Some(SecretOrigin::File { .. }))
+        && !is_config_shaped(key)
+        && ConfigCatalogue::get().key(role, key).is_none()
+}
+
+/// Lowercase ASCII letters, digits, `.`, `-`, `_`: how Kafka's config names look.
+pub fn is_config_shaped(key: &str) -> bool {
+    !key.is_empty()
         && key.bytes().all(|b| {
             b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'_')
-        });
-    matches!(contribution.secret, Some(SecretOrigin::File { .. }))
-        && !config_shaped
-        && ConfigCatalogue::get().key(role, key).is_none()
+        })
+}
+
+/// How a message shows the key of `provenance`: [`key_label`] of the first contribution that
+/// makes it Secret content, else the key.
+pub fn shown_key(role: Role, provenance: &Provenance) -> Cow<'_, str> {
+    provenance
+        .chain
+        .iter()
+        .find(|c| key_is_secret(role, &provenance.key, c))
+        .map_or(Cow::Borrowed(provenance.key.as_str()), |c| {
+            key_label(role, &provenance.key, c)
+        })
 }
 
 /// How a message shows a key: the key, or for a key that is Secret content, where it was read
