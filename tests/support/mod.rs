@@ -3,6 +3,8 @@
 //! and polling helpers. Each e2e test file does `mod support;`.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod kafka;
+
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
