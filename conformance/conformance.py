@@ -117,10 +117,10 @@ APP_SUPPLIED = {"key.serializer", "value.serializer", "key.deserializer", "value
 
 # Examples whose tool is not run, and why (the table in docs/conformance.md lists them).
 NOT_RUN = {
-    "kafka-server": "a server, not a client tool: KafkaConfig is read when the broker starts "
-                    "(formatted storage, a controller quorum)",
-    "connect-mirror-maker": "a server, not a client tool: MirrorMaker 2 builds its clients in the "
-                            "Connect herders once the clusters answer",
+    "kafka-server": "a server: KafkaConfig is read when the broker starts (formatted storage, a "
+                    "controller quorum); run for real by tests/e2e_kafka.rs (\"Servers\" below)",
+    "connect-mirror-maker": "a server: MirrorMaker 2 builds its clients once the clusters answer; "
+                            "run for real by tests/e2e_kafka.rs (\"Servers\" below)",
     "kafka-broker-api-versions": "builds its admin client through its own ConfigDef with logging "
                                  "off, so it logs nothing to compare",
 }

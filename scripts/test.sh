@@ -148,6 +148,21 @@ if [ -f tests/e2e_security.rs ]; then
   end
 fi
 
+if [ -f tests/e2e_kafka.rs ]; then
+  begin "e2e: real Kafka (KRaft brokers, SASL_SSL clients, MirrorMaker 2 from rendered files)"
+  # the conformance stage's 4.3.1 jars plus MirrorMaker 2's two (cached like them)
+  bash conformance/fetch.sh >/dev/null
+  bash conformance/fetch.sh mirror >/dev/null
+  # The test stops its JVMs and the operator itself (on drop, panics included). If the stage is
+  # interrupted, its own process group (brokers, clients, MirrorMaker, operator) goes with it.
+  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig setsid cargo test --locked --test e2e_kafka -- --include-ignored --test-threads=1 --nocapture &
+  kafka_stage=$!
+  trap 'kill -- -$kafka_stage 2>/dev/null || true; bash e2e/controlplane/down.sh >/dev/null 2>&1 || true; summary' EXIT
+  wait $kafka_stage
+  trap 'bash e2e/controlplane/down.sh >/dev/null 2>&1 || true; summary' EXIT
+  end
+fi
+
 if [ -x e2e/chart/test.sh ]; then
   begin "e2e: helm chart, RBAC, Argo CD health"
   KCO_OPERATOR_BIN=${CARGO_TARGET_DIR:-$ROOT/target}/x86_64-unknown-linux-musl/release/kafka-config-operator bash e2e/chart/test.sh

@@ -19,7 +19,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use support::kafka::{Jvm, Kube, Kubelet, Volume, logged_blocks, main_class};
+use support::kafka::{
+    Jvm, Kube, Kubelet, Volume, compare_logged, explain_live, logged_blocks, main_class,
+};
 use support::*;
 
 const A: &str = "kco-kafka-a";
@@ -327,6 +329,26 @@ fn kafka_end_to_end() {
         "    both brokers up from the operator's server.properties ({:?} so far)",
         started.elapsed()
     );
+    for (broker, ns) in brokers.iter().zip([A, B]) {
+        let rows = explain_live(&cluster, ns, "broker");
+        let blocks = logged_blocks(&broker.stderr(), "KafkaConfig");
+        assert!(!blocks.is_empty(), "{} logged no KafkaConfig", broker.name);
+        for (n, block) in blocks.iter().enumerate() {
+            let c = compare_logged(&rows, "broker", block, &broker.name);
+            assert!(c.equal.iter().any(|k| k == "message.max.bytes"), "{c:?}");
+            if n > 0 {
+                continue;
+            }
+            println!(
+                "    explain = {}'s KafkaConfig ({} blocks): {} keys equal, {} hidden (Secret-sourced), not logged: {:?}",
+                broker.name,
+                blocks.len(),
+                c.equal.len(),
+                c.hidden.len(),
+                c.not_logged
+            );
+        }
+    }
 
     flow(
         &cluster,
@@ -514,7 +536,10 @@ fn flow(
                 .ok_or("other hash".to_string())
         },
     );
-    apps.synced("orders-consumer");
+    // every tool that mounts the user Secret, not only the consumer, sees the right one again
+    for config in apps.volumes.keys() {
+        apps.synced(config);
+    }
 
     mirror_maker(&apps);
     policy_change(&apps, brokers);
@@ -544,18 +569,25 @@ fn mirror_maker(apps: &Apps) {
     mirrored.kill();
     assert!(mm.running(), "MirrorMaker 2 exited: {}", mm.complaint(15));
 
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kafka-config-operator"))
-        .args(["explain", "-n", APPS, "mirror", "-o", "json"])
-        .env("KUBECONFIG", &apps.cluster.kubeconfig)
-        .output()
-        .expect("run explain");
-    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("explain: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let rows = explain_live(apps.cluster, APPS, "mirror");
+    let log = mm.stderr();
+    // MirrorMakerConfig: the top-level keys (per-cluster keys are no key of its ConfigDef)
+    let top = logged_blocks(&log, "MirrorMakerConfig");
+    assert!(!top.is_empty(), "MirrorMaker 2 logged no MirrorMakerConfig");
+    for block in &top {
+        let c = compare_logged(&rows, "mirror-maker", block, "MirrorMakerConfig");
+        println!(
+            "    explain = MirrorMakerConfig: {} keys equal, {} hidden, {} of no ConfigDef",
+            c.equal.len(),
+            c.hidden.len(),
+            c.not_logged.len()
+        );
+        assert!(c.equal.iter().any(|k| k == "clusters"), "{c:?}");
+    }
     let ports = BTreeMap::from([
         ("a", apps.world.vars["A_PORT"].clone()),
         ("b", apps.world.vars["B_PORT"].clone()),
     ]);
-    let log = mm.stderr();
     let mut compared = Vec::new();
     for (role, header) in [
         ("producer", "ProducerConfig"),
@@ -572,41 +604,31 @@ fn mirror_maker(apps: &Apps) {
             .collect();
         for (cluster, port) in &ports {
             let servers = format!("[127.0.0.1:{port}]");
-            let ours: Vec<_> = blocks
+            let scope = format!("mirror-maker/{cluster}/{role}");
+            for block in blocks
                 .iter()
                 .filter(|b| b.get("bootstrap.servers") == Some(&servers))
-                .collect();
-            let scope = format!("mirror-maker/{cluster}/{role}");
-            for row in rows.iter().filter(|r| r["role"] == scope.as_str()) {
-                let (Some(key), Some(value)) = (row["key"].as_str(), row["value"].as_str()) else {
-                    continue;
-                };
-                if value.contains("[redacted") || key == "bootstrap.servers" {
-                    continue;
-                }
-                let want = if key == "acks" && value == "all" {
-                    "-1"
-                } else {
-                    value
-                };
-                for block in &ours {
-                    let Some(logged) = block.get(key) else {
-                        continue;
-                    };
-                    assert_eq!(
-                        logged, want,
-                        "{scope} {key}: explain says {value}, {} logged {logged}",
-                        block["client.id"]
-                    );
-                    compared.push(format!("{scope} {key}={value}"));
-                }
+            {
+                let what = format!("MirrorMaker client {}", block["client.id"]);
+                let c = compare_logged(&rows, &scope, block, &what);
+                let values: BTreeMap<&str, &str> = rows
+                    .iter()
+                    .filter(|r| r["role"] == scope.as_str())
+                    .filter_map(|r| Some((r["key"].as_str()?, r["value"].as_str()?)))
+                    .collect();
+                compared.extend(
+                    c.equal
+                        .iter()
+                        .map(|k| format!("{scope} {k}={}", values[k.as_str()])),
+                );
             }
         }
     }
     compared.sort();
     compared.dedup();
     println!(
-        "    explain = MirrorMaker's clients for: {}",
+        "    explain = MirrorMaker's clients ({} values): {}",
+        compared.len(),
         compared.join(", ")
     );
     for must in [

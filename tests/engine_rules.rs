@@ -556,6 +556,24 @@ spec:
 }
 
 #[test]
+fn a_server_with_two_role_files_is_refused() {
+    // kafka.Kafka refuses a second positional file (found with the real broker, issue 28)
+    let ev = eval(
+        r#"
+apiVersion: kafkaconfig.dev/v1alpha1
+kind: KafkaToolConfig
+metadata: {name: b, namespace: ns}
+spec:
+  tool: kafka-server
+  roles: [broker, controller]
+  properties: {broker: {node.id: "1", process.roles: "broker,controller"}}
+"#,
+    );
+    assert_eq!(reasons(&ev), vec![Reason::RoleConflict]);
+    assert!(ev.rendered.is_none());
+}
+
+#[test]
 fn enforcing_a_local_only_broker_key_makes_the_global_invalid_and_the_broker_unrendered() {
     let ev =
         broker_with_global("  enforced: {broker: {node.id: \"7\", num.network.threads: \"8\"}}\n");

@@ -223,10 +223,10 @@ impl Kubelet {
 
     /// Mounts a volume (idempotent per directory).
     pub fn mount(&self, volume: Volume) {
-        if let Ok(mut v) = self.volumes.lock() {
-            if !v.iter().any(|(m, _)| m.dir == volume.dir) {
-                v.push((volume, String::new()));
-            }
+        if let Ok(mut v) = self.volumes.lock()
+            && !v.iter().any(|(m, _)| m.dir == volume.dir)
+        {
+            v.push((volume, String::new()));
         }
     }
 
@@ -407,6 +407,20 @@ impl Jvm {
 
 impl Drop for Jvm {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // The logs outlive the test's temp dir, which a failing test deletes.
+            let kept = repo().join("e2e/.run-logs/kafka");
+            let file = self.err.file_name().map(PathBuf::from).unwrap_or_default();
+            if std::fs::create_dir_all(&kept).is_ok()
+                && std::fs::copy(&self.err, kept.join(&file)).is_ok()
+            {
+                eprintln!(
+                    "--- {} log kept: {} ---",
+                    self.name,
+                    kept.join(&file).display()
+                );
+            }
+        }
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();
             let _ = self.child.wait();
@@ -533,4 +547,86 @@ pub fn cluster_id() -> String {
         .and_then(|mut f| f.read_exact(&mut bytes))
         .expect("random bytes");
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// What comparing `explain`'s rows of one role with a logged configuration block found.
+#[derive(Default, Debug)]
+pub struct Compared {
+    /// keys whose logged value equals explain's
+    pub equal: Vec<String>,
+    /// keys whose value neither side shows (Secret-sourced, or a PASSWORD Kafka logs `[hidden]`)
+    pub hidden: Vec<String>,
+    /// keys of no ConfigDef of the class that logged the block (`a.bootstrap.servers`, …)
+    pub not_logged: Vec<String>,
+}
+
+/// Whether a logged value is the text `want` after Kafka's parsing: lists are logged `[a, b]`,
+/// classes `class x.Y`, `acks=all` as `-1` (conformance.py normalises the same way).
+pub fn same_value(key: &str, logged: &str, want: &str) -> bool {
+    let want = if key == "acks" && want == "all" {
+        "-1"
+    } else {
+        want
+    };
+    if logged == want {
+        return true;
+    }
+    if let Some(inner) = logged.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+        let logged: Vec<&str> = inner.split(", ").filter(|s| !s.is_empty()).collect();
+        let wanted: Vec<&str> = want
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        return logged == wanted;
+    }
+    logged.strip_prefix("class ") == Some(want)
+}
+
+/// Compares every row of `explain -o json` for `role` (the keys the config sets, from any layer)
+/// with `block`; panics on the first key whose values differ, naming both.
+pub fn compare_logged(
+    rows: &[serde_json::Value],
+    role: &str,
+    block: &BTreeMap<String, String>,
+    what: &str,
+) -> Compared {
+    let mut compared = Compared::default();
+    for row in rows.iter().filter(|r| r["role"] == role) {
+        let (Some(key), Some(value)) = (row["key"].as_str(), row["value"].as_str()) else {
+            continue;
+        };
+        match block.get(key) {
+            None => compared.not_logged.push(key.to_string()),
+            Some(logged) if value.starts_with("[redacted") || logged == "[hidden]" => {
+                compared.hidden.push(key.to_string())
+            }
+            Some(logged) => {
+                assert!(
+                    same_value(key, logged, value),
+                    "{what}: {role} {key}: explain says {value:?}, Kafka logged {logged:?}"
+                );
+                compared.equal.push(key.to_string());
+            }
+        }
+    }
+    compared
+}
+
+/// `kafka-config-operator explain -n NS NAME -o json` on the live cluster (admin kubeconfig).
+pub fn explain_live(cluster: &Cluster, namespace: &str, name: &str) -> Vec<serde_json::Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_kafka-config-operator"))
+        .args(["explain", "-n", namespace, name, "-o", "json"])
+        .env("KUBECONFIG", &cluster.kubeconfig)
+        .output()
+        .expect("run explain");
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "explain {namespace}/{name}: {e}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    rows.into_iter()
+        .filter(|r| r["namespace"] == namespace && r["name"] == name)
+        .collect()
 }
