@@ -4,7 +4,7 @@
 //! through to a relaunched client and a restarted broker.
 //!
 //! Everything runs as a pod would run it: the operator (as its ServiceAccount) renders the
-//! outputs; a "kubelet" (support/kafka.rs) projects each output ConfigMap, and each Secret of
+//! outputs; a "kubelet" (support/kubelet.rs) projects each output ConfigMap, and each Secret of
 //! `status.output.secretMounts`, into a directory with the atomic writer's `..data` symlink swap and
 //! re-projects on change; every Kafka JVM is started with the launcher line of docs/workloads.md
 //! (`mapfile -t A < "$DIR/tool.args" && exec …`), `java -cp` with the 4.3.1 jars of
@@ -20,8 +20,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use support::kafka::{
-    Jvm, Kube, Kubelet, Volume, compare_logged, explain_live, logged_blocks, main_class,
+    Jvm, apply_secret, compare_logged, expected, explain_live, format_storage, logged_blocks,
+    logged_value, main_class, mirror_clients_match, records, user_secret,
 };
+use support::kubelet::{Kube, Kubelet, Volume, mount, settled, wait_projected, wait_settled};
 use support::*;
 
 const A: &str = "kco-kafka-a";
@@ -50,154 +52,6 @@ impl World {
     fn mount(&self, name: &str) -> PathBuf {
         PathBuf::from(&self.vars["MOUNTS"]).join(name)
     }
-}
-
-/// The live config once it is Ready for its current generation and its output holds the hash
-/// its status reports: (hash, config).
-fn settled(cluster: &Cluster, ns: &str, name: &str) -> Result<(String, serde_json::Value), String> {
-    let config = cluster
-        .json(&["get", "kafkatoolconfig", name, "-n", ns])
-        .ok_or_else(|| format!("{ns}/{name} not found"))?;
-    let ready = condition(&config, "Ready").ok_or("no Ready condition")?;
-    if ready["status"] != "True" {
-        return Err(format!("Ready={} {}", ready["status"], ready["message"]));
-    }
-    if config["status"]["observedGeneration"] != config["metadata"]["generation"] {
-        return Err("observedGeneration lags".into());
-    }
-    let output = format!("{name}-kafka");
-    let cm = cluster
-        .json(&["get", "configmap", &output, "-n", ns])
-        .ok_or_else(|| format!("{output} not found"))?;
-    let hash = annotation(&cm, "/metadata/annotations").ok_or("no hash annotation")?;
-    if config["status"]["configHash"] != hash.as_str() {
-        return Err("status lags the output".into());
-    }
-    Ok((hash, config))
-}
-
-fn wait_settled(cluster: &Cluster, ns: &str, name: &str) -> (String, serde_json::Value) {
-    eventually(
-        &format!("{ns}/{name} Ready"),
-        Duration::from_secs(60),
-        || settled(cluster, ns, name),
-    )
-}
-
-/// Mounts a config's output ConfigMap at its mount path and each Secret of
-/// `status.output.secretMounts` where the status says, as a pod spec would.
-fn mount(kubelet: &Kubelet, cluster: &Cluster, ns: &str, name: &str, dir: &Path) -> Vec<Volume> {
-    let (_, config) = wait_settled(cluster, ns, name);
-    let mut volumes = vec![Volume {
-        kind: "configmap",
-        namespace: ns.into(),
-        name: format!("{name}-kafka"),
-        dir: dir.to_path_buf(),
-    }];
-    for m in config["status"]["output"]["secretMounts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let (Some(secret), Some(path)) = (m["secret"].as_str(), m["mountPath"].as_str()) else {
-            panic!("{ns}/{name}: a secretMount without secret or mountPath: {m}");
-        };
-        volumes.push(Volume {
-            kind: "secret",
-            namespace: ns.into(),
-            name: secret.into(),
-            dir: PathBuf::from(path),
-        });
-    }
-    assert!(
-        volumes.len() > 1,
-        "{ns}/{name}: Deferred output without secretMounts"
-    );
-    for v in &volumes {
-        kubelet.mount(v.clone());
-    }
-    wait_projected(kubelet, cluster, &volumes);
-    volumes
-}
-
-/// Waits until every volume shows the live object's current resourceVersion.
-fn wait_projected(kubelet: &Kubelet, cluster: &Cluster, volumes: &[Volume]) {
-    for v in volumes {
-        eventually(
-            &format!("{} {} projected", v.kind, v.name),
-            Duration::from_secs(30),
-            || {
-                let live = cluster
-                    .json(&["get", v.kind, &v.name, "-n", &v.namespace])
-                    .ok_or("not found")?;
-                let rv = live["metadata"]["resourceVersion"].as_str().unwrap_or("?");
-                (kubelet.projected_version(&v.dir) == rv)
-                    .then_some(())
-                    .ok_or(format!("projected {}", kubelet.projected_version(&v.dir)))
-            },
-        );
-    }
-}
-
-/// `kubectl apply` of a generic Secret whose keys are given as (key, content).
-fn apply_secret(cluster: &Cluster, ns: &str, name: &str, data: &[(&str, &str)], labels: &str) {
-    use base64::Engine as _;
-    let encoded: serde_json::Map<String, serde_json::Value> = data
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.to_string(),
-                base64::engine::general_purpose::STANDARD.encode(v).into(),
-            )
-        })
-        .collect();
-    let labels: serde_json::Value = serde_json::from_str(labels).expect("labels json");
-    let secret = serde_json::json!({
-        "apiVersion": "v1", "kind": "Secret",
-        "metadata": {"name": name, "namespace": ns, "labels": labels},
-        "data": encoded,
-    });
-    cluster.apply_yaml(&secret.to_string());
-}
-
-/// A Strimzi KafkaUser Secret: `password` and the `sasl.jaas.config` built from it.
-fn user_secret(cluster: &Cluster, user: &str, password: &str) {
-    let jaas = format!(
-        "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"{user}\" password=\"{password}\";"
-    );
-    apply_secret(
-        cluster,
-        APPS,
-        user,
-        &[("password", password), ("sasl.jaas.config", &jaas)],
-        r#"{"strimzi.io/kind": "KafkaUser", "strimzi.io/cluster": "a"}"#,
-    );
-}
-
-/// Output lines of a console consumer: the records it printed.
-fn records(jvm: &Jvm) -> Vec<String> {
-    jvm.stdout().lines().map(String::from).collect()
-}
-
-fn expected(range: std::ops::Range<u32>) -> Vec<String> {
-    range.map(|i| format!("order-{i:04}")).collect()
-}
-
-/// The single value of `key` in every `header` block `jvm` logged (each block must agree).
-fn logged_value(jvm: &Jvm, header: &str, key: &str) -> String {
-    let blocks = logged_blocks(&jvm.stderr(), header);
-    let values: Vec<&String> = blocks.iter().filter_map(|b| b.get(key)).collect();
-    assert!(
-        !values.is_empty(),
-        "{}: no {header} block with {key}",
-        jvm.name
-    );
-    assert!(
-        values.iter().all(|v| *v == values[0]),
-        "{}: {header} blocks disagree on {key}: {values:?}",
-        jvm.name
-    );
-    values[0].clone()
 }
 
 #[test]
@@ -268,8 +122,8 @@ fn kafka_end_to_end() {
         );
     }
     apply_secret(&cluster, APPS, "cluster-ca-cert", &[("ca.crt", &ca)], "{}");
-    user_secret(&cluster, "admin", &admin_password);
-    user_secret(&cluster, "app", &app_password);
+    user_secret(&cluster, APPS, "admin", &admin_password);
+    user_secret(&cluster, APPS, "app", &app_password);
 
     step("the operator renders every config (as its ServiceAccount)");
     let sa = cluster.impersonating_kubeconfig(OPERATOR_NS, SA);
@@ -284,30 +138,10 @@ fn kafka_end_to_end() {
     for (ns, name) in [(A, "broker-a"), (B, "broker-b")] {
         let dir = world.mount(name);
         mount(&kubelet, &cluster, ns, "broker", &dir);
-        let config = dir.join("broker.properties");
-        let format = std::process::Command::new("java")
-            .args(["-cp", &classpath, "kafka.tools.StorageTool", "format"])
-            .args(["--standalone", "-t", &support::kafka::cluster_id(), "-c"])
-            .arg(&config)
-            .arg("--add-scram")
-            .arg(format!(
-                "SCRAM-SHA-512=[name=admin,password={admin_password}]"
-            ))
-            .arg("--add-scram")
-            .arg(format!("SCRAM-SHA-512=[name=app,password={app_password}]"))
-            .env("JDK_JAVA_OPTIONS", "-Xmx256m -XX:TieredStopAtLevel=1")
-            .output()
-            .expect("run kafka-storage format");
-        // Its output echoes the SCRAM records: only the verdict is printed here.
-        assert!(
-            format.status.success(),
-            "kafka-storage format refused {}: {}",
-            config.display(),
-            String::from_utf8_lossy(&format.stderr)
-                .lines()
-                .filter(|l| l.contains("Exception") || l.contains("ERROR"))
-                .collect::<Vec<_>>()
-                .join("\n")
+        format_storage(
+            &classpath,
+            &dir.join("broker.properties"),
+            &[("admin", &admin_password), ("app", &app_password)],
         );
         let broker = Jvm::launch(
             &classpath,
@@ -502,7 +336,7 @@ fn flow(
     step("negative control: a wrong password in the user Secret fails authentication");
     let (good_hash, _) = wait_settled(cluster, APPS, "orders-consumer");
     let wrong = format!("wrong-{}", support::kafka::random_hex(8));
-    user_secret(cluster, "app", &wrong);
+    user_secret(cluster, APPS, "app", &wrong);
     eventually(
         "the consumer's hash to change",
         Duration::from_secs(30),
@@ -525,7 +359,7 @@ fn flow(
         records(&denied).is_empty(),
         "a record was read with a wrong password"
     );
-    user_secret(cluster, "app", app_password);
+    user_secret(cluster, APPS, "app", app_password);
     eventually(
         "the consumer's hash to return",
         Duration::from_secs(30),
@@ -588,42 +422,7 @@ fn mirror_maker(apps: &Apps) {
         ("a", apps.world.vars["A_PORT"].clone()),
         ("b", apps.world.vars["B_PORT"].clone()),
     ]);
-    let mut compared = Vec::new();
-    for (role, header) in [
-        ("producer", "ProducerConfig"),
-        ("consumer", "ConsumerConfig"),
-        ("admin", "AdminClientConfig"),
-    ] {
-        // MirrorMaker's own clients (the Connect worker's internal ones follow the worker config)
-        let blocks: Vec<_> = logged_blocks(&log, header)
-            .into_iter()
-            .filter(|b| {
-                let id = b.get("client.id").map(String::as_str).unwrap_or("");
-                id.contains("|Mirror") || id.starts_with("connector-producer-Mirror")
-            })
-            .collect();
-        for (cluster, port) in &ports {
-            let servers = format!("[127.0.0.1:{port}]");
-            let scope = format!("mirror-maker/{cluster}/{role}");
-            for block in blocks
-                .iter()
-                .filter(|b| b.get("bootstrap.servers") == Some(&servers))
-            {
-                let what = format!("MirrorMaker client {}", block["client.id"]);
-                let c = compare_logged(&rows, &scope, block, &what);
-                let values: BTreeMap<&str, &str> = rows
-                    .iter()
-                    .filter(|r| r["role"] == scope.as_str())
-                    .filter_map(|r| Some((r["key"].as_str()?, r["value"].as_str()?)))
-                    .collect();
-                compared.extend(
-                    c.equal
-                        .iter()
-                        .map(|k| format!("{scope} {k}={}", values[k.as_str()])),
-                );
-            }
-        }
-    }
+    let mut compared = mirror_clients_match(&rows, &log, &ports);
     compared.sort();
     compared.dedup();
     println!(

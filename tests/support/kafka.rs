@@ -1,16 +1,12 @@
 //! Real Kafka for tests/e2e_kafka.rs: the 4.3.1 jars the conformance stage fetches, tools started
-//! exactly as a pod starts them (the launcher line of docs/workloads.md), a "kubelet" projecting
-//! live output ConfigMaps and Secrets into directories the way the kubelet's atomic writer does,
-//! and a cluster CA and broker certificate made with openssl.
+//! exactly as a pod starts them (the launcher line of docs/workloads.md), their logged
+//! configuration compared with `explain`, a cluster CA and broker certificate made with openssl,
+//! Strimzi-shaped user Secrets. The projection of outputs into directories is kubelet.rs.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::{Cluster, repo};
@@ -53,200 +49,6 @@ pub fn main_class(tool: &str) -> String {
                 .map(|c| c.trim().to_string())
         })
         .unwrap_or_else(|| panic!("no mainClass for {tool} in catalogue/tools.yaml"))
-}
-
-/// kubectl without the test's temp dir, so that the kubelet thread can own one.
-#[derive(Clone)]
-pub struct Kube {
-    kubeconfig: PathBuf,
-    kubectl: PathBuf,
-}
-
-impl Kube {
-    pub fn of(cluster: &Cluster) -> Kube {
-        Kube {
-            kubeconfig: cluster.kubeconfig.clone(),
-            kubectl: cluster.kubectl.clone(),
-        }
-    }
-
-    fn get(&self, kind: &str, namespace: &str, name: &str) -> Option<serde_json::Value> {
-        let out = Command::new(&self.kubectl)
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .args(["get", kind, name, "-n", namespace, "-o", "json"])
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            return None;
-        }
-        serde_json::from_slice(&out.stdout).ok()
-    }
-}
-
-/// One volume: a ConfigMap or Secret projected into `dir`.
-#[derive(Clone, Debug)]
-pub struct Volume {
-    pub kind: &'static str,
-    pub namespace: String,
-    pub name: String,
-    pub dir: PathBuf,
-}
-
-/// The kubelet's atomic writer, reduced to what a reader can see: the payload is written to a new
-/// hidden directory `..<timestamp>`, a `..data_tmp` symlink to it is renamed over `..data` (one
-/// atomic step: a reader sees the old set of files or the new one, never a mix), each key is a
-/// symlink `key -> ..data/key`, keys that disappeared are removed, then the old directory.
-pub fn project(dir: &Path, payload: &BTreeMap<String, Vec<u8>>) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let old = std::fs::read_link(dir.join("..data")).ok();
-    let stamp = format!(
-        "..{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default()
-    );
-    let fresh = dir.join(&stamp);
-    std::fs::create_dir(&fresh)?;
-    for (key, bytes) in payload {
-        std::fs::write(fresh.join(key), bytes)?;
-    }
-    let tmp = dir.join("..data_tmp");
-    let _ = std::fs::remove_file(&tmp);
-    symlink(&stamp, &tmp)?;
-    std::fs::rename(&tmp, dir.join("..data"))?;
-    for key in payload.keys() {
-        let link = dir.join(key);
-        if std::fs::symlink_metadata(&link).is_err() {
-            symlink(Path::new("..data").join(key), &link)?;
-        }
-    }
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let ours = std::fs::read_link(entry.path())
-            .map(|t| t.starts_with("..data"))
-            .unwrap_or(false);
-        if ours && !payload.contains_key(&name) {
-            std::fs::remove_file(entry.path())?;
-        }
-    }
-    if let Some(old) = old {
-        std::fs::remove_dir_all(dir.join(old))?;
-    }
-    Ok(())
-}
-
-/// The payload of a ConfigMap (`data`) or Secret (`data`, base64) as the API returns it.
-fn payload(kind: &str, object: &serde_json::Value) -> BTreeMap<String, Vec<u8>> {
-    use base64::Engine as _;
-    let data = object["data"].as_object().cloned().unwrap_or_default();
-    data.into_iter()
-        .filter_map(|(k, v)| {
-            let text = v.as_str()?;
-            let bytes = if kind == "secret" {
-                base64::engine::general_purpose::STANDARD
-                    .decode(text)
-                    .ok()?
-            } else {
-                text.as_bytes().to_vec()
-            };
-            Some((k, bytes))
-        })
-        .collect()
-}
-
-/// Projects its volumes, and re-projects each one whose resourceVersion changed, every 300 ms
-/// (the kubelet's sync loop, minus its delay). Stops on drop.
-pub struct Kubelet {
-    volumes: Arc<Mutex<Vec<(Volume, String)>>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Kubelet {
-    pub fn start(kube: Kube) -> Kubelet {
-        let volumes: Arc<Mutex<Vec<(Volume, String)>>> = Arc::default();
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let volumes = Arc::clone(&volumes);
-            let stop = Arc::clone(&stop);
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    let snapshot: Vec<Volume> = match volumes.lock() {
-                        Ok(v) => v.iter().map(|(v, _)| v.clone()).collect(),
-                        Err(_) => return,
-                    };
-                    for volume in snapshot {
-                        Kubelet::sync(&kube, &volumes, &volume);
-                    }
-                    std::thread::sleep(Duration::from_millis(300));
-                }
-            })
-        };
-        Kubelet {
-            volumes,
-            stop,
-            thread: Some(thread),
-        }
-    }
-
-    fn sync(kube: &Kube, volumes: &Mutex<Vec<(Volume, String)>>, volume: &Volume) {
-        let Some(object) = kube.get(volume.kind, &volume.namespace, &volume.name) else {
-            return;
-        };
-        let version = object["metadata"]["resourceVersion"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let seen = volumes.lock().ok().and_then(|v| {
-            v.iter()
-                .find(|(v, _)| v.dir == volume.dir)
-                .map(|(_, r)| r.clone())
-        });
-        if seen.as_deref() == Some(version.as_str()) {
-            return;
-        }
-        if let Err(e) = project(&volume.dir, &payload(volume.kind, &object)) {
-            eprintln!("kubelet: projecting {volume:?}: {e}");
-            return;
-        }
-        if let Ok(mut v) = volumes.lock() {
-            for (v, r) in v.iter_mut() {
-                if v.dir == volume.dir {
-                    *r = version.clone();
-                }
-            }
-        }
-    }
-
-    /// Mounts a volume (idempotent per directory).
-    pub fn mount(&self, volume: Volume) {
-        if let Ok(mut v) = self.volumes.lock()
-            && !v.iter().any(|(m, _)| m.dir == volume.dir)
-        {
-            v.push((volume, String::new()));
-        }
-    }
-
-    /// The resourceVersion last projected into `dir` ("" before the first projection).
-    pub fn projected_version(&self, dir: &Path) -> String {
-        self.volumes
-            .lock()
-            .ok()
-            .and_then(|v| v.iter().find(|(m, _)| m.dir == dir).map(|(_, r)| r.clone()))
-            .unwrap_or_default()
-    }
-}
-
-impl Drop for Kubelet {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
 }
 
 /// A Kafka JVM started with [`LAUNCHER`]; stdout and stderr go to files; killed on drop.
@@ -539,14 +341,20 @@ pub fn random_hex(n: usize) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A random Kafka cluster id (a `Uuid`: 16 bytes, URL-safe base64 without padding).
+/// A random Kafka cluster id (a `Uuid`: 16 bytes, URL-safe base64 without padding). Like Kafka's
+/// `Uuid.randomUuid`, never one that starts with `-`: a command line would read it as an option.
 pub fn cluster_id() -> String {
     use base64::Engine as _;
-    let mut bytes = [0u8; 16];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .expect("random bytes");
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    loop {
+        let mut bytes = [0u8; 16];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut bytes))
+            .expect("random bytes");
+        let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+        if !id.starts_with('-') {
+            return id;
+        }
+    }
 }
 
 /// What comparing `explain`'s rows of one role with a logged configuration block found.
@@ -629,4 +437,150 @@ pub fn explain_live(cluster: &Cluster, namespace: &str, name: &str) -> Vec<serde
     rows.into_iter()
         .filter(|r| r["namespace"] == namespace && r["name"] == name)
         .collect()
+}
+
+/// `kubectl apply` of a generic Secret whose keys are given as (key, content).
+pub fn apply_secret(cluster: &Cluster, ns: &str, name: &str, data: &[(&str, &str)], labels: &str) {
+    use base64::Engine as _;
+    let encoded: serde_json::Map<String, serde_json::Value> = data
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                base64::engine::general_purpose::STANDARD.encode(v).into(),
+            )
+        })
+        .collect();
+    let labels: serde_json::Value = serde_json::from_str(labels).expect("labels json");
+    let secret = serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": name, "namespace": ns, "labels": labels},
+        "data": encoded,
+    });
+    cluster.apply_yaml(&secret.to_string());
+}
+
+/// A Strimzi KafkaUser Secret: `password` and the `sasl.jaas.config` built from it.
+pub fn user_secret(cluster: &Cluster, ns: &str, user: &str, password: &str) {
+    let jaas = format!(
+        "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"{user}\" password=\"{password}\";"
+    );
+    apply_secret(
+        cluster,
+        ns,
+        user,
+        &[("password", password), ("sasl.jaas.config", &jaas)],
+        r#"{"strimzi.io/kind": "KafkaUser", "strimzi.io/cluster": "a"}"#,
+    );
+}
+
+/// Output lines of a console consumer: the records it printed.
+pub fn records(jvm: &Jvm) -> Vec<String> {
+    jvm.stdout().lines().map(String::from).collect()
+}
+
+pub fn expected(range: std::ops::Range<u32>) -> Vec<String> {
+    range.map(|i| format!("order-{i:04}")).collect()
+}
+
+/// The single value of `key` in every `header` block `jvm` logged (each block must agree).
+pub fn logged_value(jvm: &Jvm, header: &str, key: &str) -> String {
+    let blocks = logged_blocks(&jvm.stderr(), header);
+    let values: Vec<&String> = blocks.iter().filter_map(|b| b.get(key)).collect();
+    assert!(
+        !values.is_empty(),
+        "{}: no {header} block with {key}",
+        jvm.name
+    );
+    assert!(
+        values.iter().all(|v| *v == values[0]),
+        "{}: {header} blocks disagree on {key}: {values:?}",
+        jvm.name
+    );
+    values[0].clone()
+}
+
+/// `kafka-storage format --standalone` of a combined node's `config`, with SCRAM-SHA-512
+/// credentials for `users` (name, password). Panics with Kafka's message when it refuses.
+pub fn format_storage(classpath: &str, config: &Path, users: &[(&str, &str)]) {
+    let mut command = Command::new("java");
+    command
+        .args(["-cp", classpath, "kafka.tools.StorageTool", "format"])
+        .arg("--standalone")
+        .arg(format!("--cluster-id={}", cluster_id()))
+        .arg("-c")
+        .arg(config);
+    for (name, password) in users {
+        command
+            .arg("--add-scram")
+            .arg(format!("SCRAM-SHA-512=[name={name},password={password}]"));
+    }
+    let out = command
+        .env("JDK_JAVA_OPTIONS", "-Xmx256m -XX:TieredStopAtLevel=1")
+        .output()
+        .expect("run kafka-storage format");
+    // Its output echoes the SCRAM records: only the verdict is printed here.
+    assert!(
+        out.status.success(),
+        "kafka-storage format refused {}: {}",
+        config.display(),
+        [&out.stdout, &out.stderr]
+            .iter()
+            .flat_map(|o| String::from_utf8_lossy(o)
+                .into_owned()
+                .lines()
+                .map(String::from)
+                .collect::<Vec<_>>())
+            .filter(|l| !l.starts_with('\t') && !l.contains("Bootstrap metadata"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// MirrorMaker 2's own clients in its `log` (client ids `src->tgt|Mirror…` and
+/// `connector-producer-Mirror…`; the Connect worker's internal clients follow the worker
+/// config), each compared with `explain`'s `mirror-maker/<cluster>/<role>` rows for the cluster
+/// its `bootstrap.servers` names (`ports`: cluster -> port); returns `scope key=value` of every
+/// value found equal. Panics on a difference.
+pub fn mirror_clients_match(
+    rows: &[serde_json::Value],
+    log: &str,
+    ports: &BTreeMap<&str, String>,
+) -> Vec<String> {
+    let mut compared = Vec::new();
+    for (role, header) in [
+        ("producer", "ProducerConfig"),
+        ("consumer", "ConsumerConfig"),
+        ("admin", "AdminClientConfig"),
+    ] {
+        let blocks: Vec<_> = logged_blocks(log, header)
+            .into_iter()
+            .filter(|b| {
+                let id = b.get("client.id").map(String::as_str).unwrap_or("");
+                id.contains("|Mirror") || id.starts_with("connector-producer-Mirror")
+            })
+            .collect();
+        for (cluster, port) in ports {
+            let servers = format!("[127.0.0.1:{port}]");
+            let scope = format!("mirror-maker/{cluster}/{role}");
+            let values: BTreeMap<&str, &str> = rows
+                .iter()
+                .filter(|r| r["role"] == scope.as_str())
+                .filter_map(|r| Some((r["key"].as_str()?, r["value"].as_str()?)))
+                .collect();
+            for block in blocks
+                .iter()
+                .filter(|b| b.get("bootstrap.servers") == Some(&servers))
+            {
+                let what = format!("MirrorMaker client {}", block["client.id"]);
+                let c = compare_logged(rows, &scope, block, &what);
+                compared.extend(
+                    c.equal
+                        .iter()
+                        .map(|k| format!("{scope} {k}={}", values.get(k.as_str()).unwrap_or(&"?"))),
+                );
+            }
+        }
+    }
+    compared
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod kafka;
+pub mod kubelet;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
