@@ -187,17 +187,7 @@ impl Jvm {
 
     /// SIGTERM (Kafka's shutdown hook runs), SIGKILL after 30 s.
     pub fn terminate(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(30) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        self.kill();
+        super::terminate(&mut self.child, Duration::from_secs(30));
     }
 
     /// SIGKILL: a crash.
