@@ -12,6 +12,10 @@ here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=controlplane/common.sh
 source "$here/controlplane/common.sh"
 mkdir -p "$BIN_DIR" "$GO_CACHE_DIR/mod" "$GO_CACHE_DIR/build"
+# A module may need a newer Go than the machine's (e2e/argocd: argo-cd v3.6 needs 1.27): its go.mod
+# names the toolchain, which the go command fetches from the Go module proxy like a module (into
+# the module cache above, so it is cached too).
+export GOTOOLCHAIN=auto
 # The sources are part of the stamp (build_group hashes go.mod, go.sum and the flags).
 sources="$(cat "$here/$name"/*.go | sha256sum | cut -c1-16)"
 module="$(awk '$1 == "module" { print $2 }' "$here/$name/go.mod")"

@@ -35,6 +35,9 @@ pub const PROGRESSING_WITH_RETRY: &str = "ProgressingWithRetry";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
+    /// `Ready`, `SourcesResolved`, `Valid` (a GlobalClientDefaults: `Valid`), and kstatus's
+    /// `Stalled` (only a change of the spec or of what it reads can help) and `Reconciling` (the
+    /// operator is still at work), present only while True (docs/flux.md).
     #[serde(rename = "type")]
     pub type_: String,
     /// True, False or Unknown.
