@@ -126,6 +126,17 @@ fn ready_message(cluster: &Cluster, name: &str) -> String {
         .to_string()
 }
 
+/// An operator (as the ServiceAccount of e2e/rbac) that is ready and holds this test's Lease.
+fn leading_operator(cluster: &Cluster, sa: &std::path::Path, name: &str) -> Operator {
+    let mut op = Operator::spawn(cluster, sa, name, Some(LEASE_KSTATUS), "info,kube=warn");
+    op.wait_ready(Duration::from_secs(60))
+        .expect("the operator to be ready");
+    eventually("the operator to lead", Duration::from_secs(60), || {
+        op.is_leader().then_some(()).ok_or("not leader".to_string())
+    });
+    op
+}
+
 #[test]
 #[ignore = "needs KCO_E2E_KUBECONFIG"]
 fn kstatus_reads_each_state_as_documented() {
@@ -180,18 +191,7 @@ fn kstatus_reads_each_state_as_documented() {
 
     step("the operator starts");
     let sa = cluster.impersonating_kubeconfig(OPERATOR_NS, SA);
-    let mut op = Operator::spawn(
-        &cluster,
-        &sa,
-        "kstatus",
-        Some(LEASE_KSTATUS),
-        "info,kube=warn",
-    );
-    op.wait_ready(Duration::from_secs(60))
-        .expect("the operator to be ready");
-    eventually("the operator to lead", Duration::from_secs(60), || {
-        op.is_leader().then_some(()).ok_or("not leader".to_string())
-    });
+    let op = leading_operator(&cluster, &sa, "kstatus");
 
     step("rendered: Current");
     expect_state(
@@ -275,18 +275,7 @@ fn kstatus_reads_each_state_as_documented() {
     );
 
     step("the operator is back: every fixed config turns Current, nothing else changes");
-    let mut op = Operator::spawn(
-        &cluster,
-        &sa,
-        "kstatus-2",
-        Some(LEASE_KSTATUS),
-        "info,kube=warn",
-    );
-    op.wait_ready(Duration::from_secs(60))
-        .expect("the operator to be ready");
-    eventually("the operator to lead", Duration::from_secs(60), || {
-        op.is_leader().then_some(()).ok_or("not leader".to_string())
-    });
+    let op = leading_operator(&cluster, &sa, "kstatus-2");
     expect_state(
         &cluster,
         &program,

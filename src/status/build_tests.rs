@@ -3,20 +3,7 @@
 use super::*;
 
 fn evaluation(args: serde_json::Value) -> Evaluation {
-    let spec: crate::engine::spec::ToolConfigSpec = serde_json::from_value(serde_json::json!({
-        "tool": "kafka-console-producer",
-        "args": args,
-    }))
-    .expect("a spec that decodes");
-    crate::engine::evaluate(&crate::engine::Request {
-        name: "orders",
-        namespace: "team-a",
-        spec: &spec,
-        namespace_labels: &Default::default(),
-        globals: &[],
-        sources: &crate::engine::sources::SourceSet::default(),
-        hash_key: None,
-    })
+    evaluation_of(serde_json::json!({"tool": "kafka-console-producer", "args": args}))
 }
 
 fn valid() -> Evaluation {

@@ -229,3 +229,19 @@ pub fn set_condition(
         last_transition_time,
     });
 }
+
+/// The evaluation of a spec with no sources nor GlobalClientDefaults (the status tests' input).
+#[cfg(test)]
+fn evaluation_of(spec: serde_json::Value) -> Evaluation {
+    let spec: crate::engine::spec::ToolConfigSpec =
+        serde_json::from_value(spec).expect("a spec that decodes");
+    crate::engine::evaluate(&crate::engine::Request {
+        name: "orders",
+        namespace: "team-a",
+        spec: &spec,
+        namespace_labels: &Default::default(),
+        globals: &[],
+        sources: &crate::engine::sources::SourceSet::default(),
+        hash_key: None,
+    })
+}
