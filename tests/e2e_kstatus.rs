@@ -189,18 +189,16 @@ fn kstatus_reads_each_state_as_documented() {
         "Resource is current",
     );
 
+    // Rendered for the spec the operator saw last: kstatus's Ready rule.
+    let current =
+        |name: &str| expect_state(&cluster, &program, name, "Current", "Resource is Ready");
+
     step("the operator starts");
     let sa = cluster.impersonating_kubeconfig(OPERATOR_NS, SA);
     let op = leading_operator(&cluster, &sa, "kstatus");
 
     step("rendered: Current");
-    expect_state(
-        &cluster,
-        &program,
-        "rendered",
-        "Current",
-        "Resource is Ready",
-    );
+    current("rendered");
     assert_eq!(
         conditions(&cluster, "rendered"),
         [
@@ -276,26 +274,14 @@ fn kstatus_reads_each_state_as_documented() {
 
     step("the operator is back: every fixed config turns Current, nothing else changes");
     let op = leading_operator(&cluster, &sa, "kstatus-2");
-    expect_state(
-        &cluster,
-        &program,
-        "rendered",
-        "Current",
-        "Resource is Ready",
-    );
+    current("rendered");
     cluster.merge_patch(
         "kafkatoolconfig",
         "invalid",
         Some(NS_KSTATUS),
         serde_json::json!({"spec":{"args":{"bootstrap-server":"kafka-0.kafka:9092"}}}),
     );
-    expect_state(
-        &cluster,
-        &program,
-        "invalid",
-        "Current",
-        "Resource is Ready",
-    );
+    current("invalid");
     cluster.kubectl(&[
         "create",
         "configmap",
@@ -304,26 +290,14 @@ fn kstatus_reads_each_state_as_documented() {
         NS_KSTATUS,
         "--from-literal=client.properties=bootstrap.servers=kafka-0.kafka:9092",
     ]);
-    expect_state(
-        &cluster,
-        &program,
-        "missing-source",
-        "Current",
-        "Resource is Ready",
-    );
+    current("missing-source");
     cluster.merge_patch(
         "kafkatoolconfig",
         "refused",
         Some(NS_KSTATUS),
         serde_json::json!({"spec":{"output":{"name":"accepted-kafka"}}}),
     );
-    expect_state(
-        &cluster,
-        &program,
-        "refused",
-        "Current",
-        "Resource is Ready",
-    );
+    current("refused");
     for name in ["invalid", "missing-source", "refused"] {
         let left = conditions(&cluster, name);
         assert!(
