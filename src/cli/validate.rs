@@ -59,8 +59,7 @@ pub fn validate(
         // Only the JSON output carries `configHash`.
         eprintln!("{UNKEYED_NOTE}");
     }
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let (text, all_valid) = validate_text(&workspace, format, &now);
+    let (text, all_valid) = validate_text(&workspace, format, super::OFFLINE_TIME);
     std::io::stdout().lock().write_all(text.as_bytes())?;
     // `--strict`: a warning fails the gate too (the configs are evaluated again; offline, cheap).
     let warned = strict
@@ -98,14 +97,18 @@ pub fn validate_text(workspace: &Workspace, format: TextFormat, now: &str) -> (S
             },
         });
     }
-    for config in &workspace.configs {
-        let ev = evaluate_manifest(workspace, config);
-        all_valid &= ev.is_valid();
+    for outcome in super::outcomes(workspace) {
+        let (config, ev) = (outcome.config, &outcome.ev);
+        all_valid &= outcome.is_ok();
         let live = Live {
-            hash: ev.rendered.as_ref().map(|r| r.hash.clone()),
-            write_failure: None,
+            hash: ev
+                .rendered
+                .as_ref()
+                .filter(|_| outcome.write_failure.is_none())
+                .map(|r| r.hash.clone()),
+            write_failure: outcome.write_failure.clone(),
         };
-        let status = status::build(&ev, config.metadata.generation, None, &live, now);
+        let status = status::build(ev, config.metadata.generation, None, &live, now);
         entries.push(ValidateEntry {
             api_version: output::API_VERSION,
             kind: "KafkaToolConfig",
