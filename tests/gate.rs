@@ -338,3 +338,70 @@ fn validate_json_is_the_same_bytes_on_every_run() {
     assert_eq!(first, second);
     assert!(first.contains("\"lastTransitionTime\": \"1970-01-01T00:00:00Z\""));
 }
+
+/// A producer whose SASL file and password live in Secrets the repository does not hold.
+fn with_secrets_kept_out(output_tail: &str) -> String {
+    config(
+        "orders",
+        &format!(
+            "  configFiles:\n  - secretKeyRef: {{name: kafka-sasl, key: sasl.properties}}\n  env:\n  - name: PW\n    valueFrom: {{secretKeyRef: {{name: kafka-creds, key: password}}}}\n  properties:\n    producer: {{sasl.jaas.config: 'x password=\"${{env.PW}}\";'}}\n{output_tail}"
+        ),
+    )
+}
+
+#[test]
+fn placeholders_stand_in_for_sources_kept_out_of_git_and_stay_secret() {
+    let text = with_secrets_kept_out("  output: {kind: Secret}\n");
+    let (code, stdout, _) = run(&["validate", "-o", "json"], &text);
+    assert_eq!(
+        code, 1,
+        "without placeholders a missing Secret stops the check"
+    );
+    assert_eq!(ready_of(&stdout, "orders")["reason"], "SecretNotFound");
+
+    let (code, stdout, stderr) = run(
+        &["validate", "-o", "json", "--missing-sources=placeholder"],
+        &text,
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(ready_of(&stdout, "orders")["status"], "True");
+    for stub in [
+        "placeholder for missing Secret ns/kafka-sasl key sasl.properties (first used by configFiles[0] of ns/orders)",
+        "placeholder for missing Secret ns/kafka-creds key password (first used by env PW of ns/orders)",
+    ] {
+        assert!(stderr.contains(stub), "{stderr}");
+    }
+
+    // A stand-in for a Secret key is secret material: it cannot go into a ConfigMap.
+    let text = with_secrets_kept_out("");
+    let (code, stdout, _) = run(
+        &["validate", "-o", "json", "--missing-sources=placeholder"],
+        &text,
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        ready_of(&stdout, "orders")["reason"],
+        "SensitiveValueInConfigMap"
+    );
+}
+
+#[test]
+fn a_key_missing_from_an_object_the_input_holds_is_still_an_error() {
+    let text = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata: {{name: kafka-sasl, namespace: ns}}\nstringData: {{other: x}}\n---\n{}",
+        config(
+            "orders",
+            "  configFiles: [{secretKeyRef: {name: kafka-sasl, key: sasl.properties}}]\n  output: {kind: Secret}\n"
+        )
+    );
+    let (code, stdout, stderr) = run(
+        &["validate", "-o", "json", "--missing-sources=placeholder"],
+        &text,
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(ready_of(&stdout, "orders")["reason"], "KeyNotFound");
+    assert!(
+        stderr.contains("no missing source needed a placeholder"),
+        "{stderr}"
+    );
+}

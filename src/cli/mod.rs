@@ -5,6 +5,7 @@
 mod explain;
 #[cfg(feature = "operator")]
 mod live;
+mod placeholder;
 mod render;
 mod validate;
 
@@ -23,6 +24,7 @@ use crate::operator::RunOptions;
 pub use explain::{ExplainEntry, ExplainOverride, explain_entries, explain_files, print_explain};
 #[cfg(feature = "operator")]
 pub use live::explain_live;
+pub use placeholder::{MissingSources, PLACEHOLDER_VALUE, stub_missing};
 pub use render::{render, render_text};
 pub use validate::{validate, validate_text};
 
@@ -79,6 +81,12 @@ pub enum Command {
         /// Also exit 1 when a config has warnings (an `UnknownKey` is usually a typo).
         #[arg(long)]
         strict: bool,
+        /// A referenced ConfigMap or Secret that is not in the files (Secrets kept out of Git):
+        /// `error` (as the operator reports it) or `placeholder` (each of its keys stands in as
+        /// an opaque value, a Secret's as secret material, and everything else is checked; the
+        /// stand-ins are listed on stderr).
+        #[arg(long = "missing-sources", value_enum, default_value_t = MissingSources::Error)]
+        missing_sources: MissingSources,
     },
     /// Print the CustomResourceDefinitions (what crds/ holds).
     #[cfg(feature = "operator")]

@@ -53,8 +53,19 @@ pub fn validate(
     format: TextFormat,
     hash_key: &HashKeyArg,
     strict: bool,
+    missing_sources: super::MissingSources,
 ) -> Result<Result<(), Invalid>, CliError> {
-    let workspace = hash_key.load(paths)?;
+    let mut workspace = hash_key.load(paths)?;
+    if missing_sources == super::MissingSources::Placeholder {
+        let stubbed = super::stub_missing(&mut workspace);
+        let mut stderr = std::io::stderr().lock();
+        for line in &stubbed {
+            writeln!(stderr, "validate: placeholder for missing {line}")?;
+        }
+        if stubbed.is_empty() {
+            writeln!(stderr, "validate: no missing source needed a placeholder")?;
+        }
+    }
     if workspace.hash_key.is_none() && matches!(format, TextFormat::Json) {
         // Only the JSON output carries `configHash`.
         eprintln!("{UNKEYED_NOTE}");
