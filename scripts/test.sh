@@ -149,6 +149,12 @@ if [ -f tests/e2e_kstatus.rs ]; then
   end
 fi
 
+if [ -f tests/e2e_crd_rules.rs ]; then
+  begin "e2e: CRD apply-time rules (CEL) refused by kubectl apply"
+  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_crd_rules -- --include-ignored --test-threads=1
+  end
+fi
+
 if [ -f tests/e2e_faults.rs ]; then
   begin "e2e: faults (restarts, 410, 409, SIGKILL, leader kill, 429)"
   KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_faults -- --include-ignored --test-threads=1 --nocapture

@@ -176,15 +176,20 @@ pub fn explain_files(
         .iter()
         .filter(|c| name.is_none_or(|n| n == c.metadata.name))
     {
-        let ev = evaluate_manifest(&workspace, config);
-        if !ev.is_valid() {
+        // The provenance table of one config: its output's fate is `render`'s and `validate`'s.
+        let outcome = super::Outcome {
+            config,
+            ev: evaluate_manifest(&workspace, config),
+            write_failure: None,
+        };
+        if !outcome.ev.is_valid() {
             all_valid = false;
-            report_problems(config, &ev);
+            report_problems(&outcome);
         }
         entries.extend(explain_entries(
             &config.namespace,
             &config.metadata.name,
-            &ev,
+            &outcome.ev,
             key,
         ));
     }
