@@ -63,17 +63,21 @@ fn inherited_by_clusters(key: &str) -> bool {
 /// `MirrorMakerConfig.clusterProps` copies into clients). For `explain`.
 pub fn cluster_clients(view: &RoleView) -> Vec<ClusterClientValue<'_>> {
     let value = |key: &str| view.effective_value(key);
+    // Cluster names read from a Secret are not used: each would be shown in `explain`.
     let clusters: Vec<String> = value("clusters")
-        .map(|c| {
-            c.value
+        .and_then(|c| c.value.as_plain())
+        .map(|clusters| {
+            clusters
                 .split(',')
                 .map(|c| c.trim().to_string())
                 .filter(|c| !c.is_empty())
                 .collect()
         })
         .unwrap_or_default();
-    let overrides_apply =
-        value(POLICY_KEY).is_none_or(|p| p.value.trim().eq_ignore_ascii_case("All"));
+    let overrides_apply = value(POLICY_KEY).is_none_or(|p| {
+        p.value
+            .inspect(|policy| policy.trim().eq_ignore_ascii_case("All"))
+    });
     let mut out = Vec::new();
     for cluster in &clusters {
         for client in OVERRIDE_ROLES {
