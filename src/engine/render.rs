@@ -77,6 +77,8 @@ pub fn render(
         let mut uses_file = false;
         // Each role's entries as they are written, in key order.
         let mut by_role: Vec<(Role, Entries)> = Vec::new();
+        // Keys whose values are Secret data: MirrorMaker's warnings must not quote them.
+        let mut secret_keys: BTreeSet<&str> = BTreeSet::new();
         for role in &file_roles {
             let Some(view) = views.get(role) else {
                 continue;
@@ -131,6 +133,9 @@ pub fn render(
                     let shown = sensitive::key_label(*role, key, contribution);
                     sensitive_keys.insert(format!("{file_name}: {shown}"));
                 }
+                if contribution.is_secret_sourced() {
+                    secret_keys.insert(key);
+                }
                 values.push((key, value));
             }
             by_role.push((*role, values));
@@ -156,7 +161,7 @@ pub fn render(
                     &mut problems,
                 );
                 if mirror_maker {
-                    mirror_maker::resolve_overrides(&mut content, warnings);
+                    mirror_maker::resolve_overrides(&mut content, &secret_keys, warnings);
                 }
                 if uses_dir || uses_file {
                     declare_providers(&mut content, uses_dir, uses_file, &file_name, &mut problems);
