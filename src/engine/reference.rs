@@ -113,30 +113,33 @@ enum Failure {
 impl Failure {
     /// The error for a text the caller may quote.
     fn in_plain(self, text: &str) -> ReferenceError {
-        match self {
-            Failure::Unresolved { body: (start, end) } => {
-                let body = &text[start..end];
-                ReferenceError::Unresolved {
-                    text: abbreviate(body),
-                    names: Reference::parse(body)
-                        .names
-                        .iter()
-                        .take(5)
-                        .map(|n| abbreviate(n))
-                        .collect(),
-                }
+        self.textless().unwrap_or_else(|(start, end)| {
+            let body = &text[start..end];
+            ReferenceError::Unresolved {
+                text: abbreviate(body),
+                names: Reference::parse(body)
+                    .names
+                    .iter()
+                    .take(5)
+                    .map(|n| abbreviate(n))
+                    .collect(),
             }
-            other => other.in_secret(String::new()),
-        }
+        })
     }
 
     /// The error for Secret data, `from` being its redaction.
     fn in_secret(self, from: String) -> ReferenceError {
+        self.textless()
+            .unwrap_or_else(|_| ReferenceError::UnresolvedInSecret { from })
+    }
+
+    /// The error when it quotes nothing; else where the unresolved reference's body is.
+    fn textless(self) -> Result<ReferenceError, (usize, usize)> {
         match self {
-            Failure::Unresolved { .. } => ReferenceError::UnresolvedInSecret { from },
-            Failure::Unterminated { offset } => ReferenceError::Unterminated { offset },
-            Failure::Nested { offset } => ReferenceError::Nested { offset },
-            Failure::TooLarge { limit, what } => ReferenceError::TooLarge { limit, what },
+            Failure::Unresolved { body } => Err(body),
+            Failure::Unterminated { offset } => Ok(ReferenceError::Unterminated { offset }),
+            Failure::Nested { offset } => Ok(ReferenceError::Nested { offset }),
+            Failure::TooLarge { limit, what } => Ok(ReferenceError::TooLarge { limit, what }),
         }
     }
 }
@@ -485,28 +488,18 @@ mod tests {
     #[test]
     fn a_reference_inside_secret_data_is_resolved_and_never_quoted() {
         let from = SecretSource::new("team-a", "creds", "client.properties");
-        let file =
-            |text: &str| Value::Secret(SecretText::from_file(text.to_string(), from.clone(), 5));
-        let resolved = resolve_value(
-            file("x-${env.REGION}"),
-            &bindings(),
-            &BTreeSet::new(),
-            Mode::Strict,
-        )
-        .expect("resolves");
+        let resolve_in_file = |text: &str| {
+            let file = Value::Secret(SecretText::from_file(text.to_string(), from.clone(), 5));
+            resolve_value(file, &bindings(), &BTreeSet::new(), Mode::Strict)
+        };
+        let resolved = resolve_in_file("x-${env.REGION}").expect("resolves");
         let secret = resolved.secret().expect("still Secret data");
         assert_eq!(secret.expose_for_secret_output(), "x-eu-west-1");
         assert!(matches!(
             secret.origin(),
             SecretOrigin::File { line: 5, .. }
         ));
-        let error = resolve_value(
-            file("${hunter2body}"),
-            &bindings(),
-            &BTreeSet::new(),
-            Mode::Strict,
-        )
-        .expect_err("unresolved");
+        let error = resolve_in_file("${hunter2body}").expect_err("unresolved");
         assert_eq!(error.reason(), Reason::UnresolvedReference);
         let message = error.to_string();
         assert!(!message.contains("hunter2body"), "{message}");
