@@ -260,11 +260,21 @@ pub fn load_files(
                 key: key_ref.key.clone(),
                 entries: file_entries(entries, kind, namespace, key_ref),
             }),
-            Err(e) => problems.push(Problem::new(
-                Reason::ParseError,
-                field,
-                format!("{} {}/{}: {e}", kind.as_str(), key_ref.name, key_ref.key),
-            )),
+            Err(e) => {
+                // The error may quote a piece of the file (the code unit of a lone surrogate).
+                let why = match kind {
+                    SourceKind::ConfigMap => e.to_string(),
+                    SourceKind::Secret => format!(
+                        "line {}: a \\u escape Java rejects (not shown: it is part of the Secret)",
+                        e.line()
+                    ),
+                };
+                problems.push(Problem::new(
+                    Reason::ParseError,
+                    field,
+                    format!("{} {}/{}: {why}", kind.as_str(), key_ref.name, key_ref.key),
+                ))
+            }
         }
     }
     files
@@ -379,4 +389,38 @@ pub fn bindings(
         bindings.env.insert(env.name.clone(), binding);
     }
     bindings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parse_error_in_a_secret_file_quotes_nothing_of_it() {
+        let spec: ToolConfigSpec = serde_json::from_value(serde_json::json!({
+            "tool": "kafka-console-producer",
+            "configFiles": [
+                {"secretKeyRef": {"name": "creds", "key": "client.properties"}},
+                {"configMapKeyRef": {"name": "base", "key": "client.properties"}}
+            ]
+        }))
+        .unwrap_or_default();
+        let file = || SourceData {
+            data: BTreeMap::from([(
+                "client.properties".to_string(),
+                b"ok=1\nlone=\\uDBFFx\n".to_vec(),
+            )]),
+        };
+        let mut sources = SourceSet::default();
+        sources.secrets.insert("creds".into(), file());
+        sources.config_maps.insert("base".into(), file());
+        let (mut problems, mut warnings) = (Vec::new(), Vec::new());
+        load_files(&spec, "ns", &sources, &mut problems, &mut warnings);
+        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(messages[0].starts_with("Secret creds/client.properties: line 2"));
+        assert!(!messages[0].contains("DBFF"), "{}", messages[0]);
+        // A ConfigMap's text is the user's own: the unit is named.
+        assert!(messages[1].contains("DBFF"), "{}", messages[1]);
+    }
 }
