@@ -130,7 +130,7 @@ impl Failure {
     /// The error for Secret data, `from` being its redaction.
     fn in_secret(self, from: String) -> ReferenceError {
         self.textless()
-            .unwrap_or_else(|_| ReferenceError::UnresolvedInSecret { from })
+            .unwrap_or(ReferenceError::UnresolvedInSecret { from })
     }
 
     /// The error when it quotes nothing; else where the unresolved reference's body is.
