@@ -734,7 +734,7 @@ def _check(job, res, ctx, tamper=None):
                 res.not_logged.append((role, key))
                 continue
             value = entry["value"]
-            if value == "[redacted]" and typ != "PASSWORD":
+            if (value == "[redacted]" or value.startswith("[from Secret ")) and typ != "PASSWORD":
                 # explain redacts Secret-sourced values: take the rendered one, resolving the
                 # config-provider references Kafka resolves (output.secrets: Deferred)
                 value = resolve_providers(role_file.get(key))

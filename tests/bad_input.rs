@@ -956,7 +956,7 @@ fn cases() -> Vec<Case> {
             expect: Expect::Problem {
                 reason: Reason::SensitiveArgument,
                 field: "tool.args",
-                needles: &["--bootstrap-server would carry data of Secret conn"],
+                needles: &["--bootstrap-server would carry data of Secret ns/conn key bs"],
             },
         },
         Case {

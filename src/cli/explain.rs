@@ -49,11 +49,7 @@ pub fn explain_entries(
                 continue;
             }
             let shown = |c: &Contribution| {
-                if ev.is_sensitive(*role, &provenance.key, c) {
-                    REDACTED.to_string()
-                } else {
-                    c.value.clone()
-                }
+                sensitive::shown_value(provenance.def, &provenance.key, c).into_owned()
             };
             let winner = provenance.winner();
             if winner.layer == Layer::KafkaDefaults {
@@ -109,12 +105,12 @@ pub fn explain_entries(
                     continue;
                 }
                 let c = client.contribution;
-                let value = if ev.is_sensitive(*role, &client.key, c)
-                    || ev.is_sensitive(*role, &client.spelling, c)
+                let value = if !c.is_secret_sourced()
+                    && sensitive::is_password_key(*role, &client.spelling)
                 {
                     REDACTED.to_string()
                 } else {
-                    c.value.clone()
+                    ev.shown_value(*role, &client.key, c).into_owned()
                 };
                 entries.push(ExplainEntry {
                     namespace: namespace.to_string(),
