@@ -23,6 +23,7 @@ pub mod ownership;
 pub mod reconcile;
 pub mod synced;
 pub mod versions;
+pub mod workloads;
 
 #[cfg(test)]
 mod fixtures;

@@ -61,6 +61,10 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
         scope.config_maps.synced.wait().await;
         scope.secrets.synced.wait().await;
     }
+    // Nor roll without the workloads that opted in.
+    for flag in &ctx.workloads_synced {
+        flag.wait().await;
+    }
     let namespace = config
         .namespace()
         .ok_or(Error::MissingField("metadata.namespace"))?;
@@ -240,9 +244,11 @@ async fn reconcile_inner(
     namespace: &str,
     name: &str,
 ) -> Result<Action, Error> {
+    let opted_in = lock(&ctx.opt_ins).targets(namespace, name);
     // Nothing changed since the live output was rendered (a restart, the periodic resync): the
-    // caches prove it, so nothing is read or written.
-    if inputs::unchanged(ctx, config, namespace).is_some() {
+    // caches prove it, so nothing is read or written. Workloads are not cached: with any rollout
+    // target the reconcile goes on and checks them.
+    if opted_in.is_empty() && inputs::unchanged(ctx, config, namespace).is_some() {
         // Its dependencies are in the index already: `record_known_dependencies` read them from
         // the same spec and status.
         ctx.metrics.unchanged.inc();
@@ -371,21 +377,51 @@ async fn reconcile_inner(
         }
     }
 
-    let targets = spec
+    let spec_targets = spec
         .rollout
         .as_ref()
         .map(|r| r.targets.as_slice())
         .unwrap_or(&[]);
-    let rollout = match (&live.hash, &live.write_failure) {
-        (Some(hash), None) if !targets.is_empty() => {
-            Some(apply::roll_out(&ctx.client, &ctx.metrics, namespace, targets, hash).await?)
+    let targets = apply::Target::merged(spec_targets, &opted_in);
+    // With immutable outputs the targets mount the object of the live hash.
+    let mount = match (&live.hash, &ev.rendered) {
+        (Some(hash), Some(rendered)) if spec.output().immutable == Some(true) => {
+            Some(apply::Mount {
+                kind: rendered.kind,
+                base: &rendered.name,
+                name: crate::output::immutable_name(&rendered.name, hash),
+            })
         }
         _ => None,
     };
+    let rollout = match (&live.hash, &live.write_failure) {
+        (Some(hash), None) if !targets.is_empty() => Some(
+            apply::roll_out(
+                &ctx.client,
+                &ctx.metrics,
+                namespace,
+                &targets,
+                hash,
+                mount.as_ref(),
+            )
+            .await?,
+        ),
+        _ => None,
+    };
     // After the rollout, so what the targets carry now decides which old outputs are still used.
+    let history = cached.map(|s| s.history.as_slice()).unwrap_or_default();
     let gc_pending = match &prune_current {
         Some(current) => {
-            apply::prune_immutable(&ctx.client, &ctx.metrics, &owner, spec, current).await?
+            apply::prune_immutable(
+                &ctx.client,
+                &ctx.metrics,
+                &owner,
+                spec,
+                current,
+                &targets,
+                history,
+            )
+            .await?
         }
         None => false,
     };

@@ -32,10 +32,10 @@ mod rollout;
 
 use prune::template_hash;
 pub use prune::{
-    OldOutput, PrunePlan, daemonset_settled, hashes_in_use, plan_prune, prune_immutable,
+    InUse, OldOutput, PrunePlan, daemonset_settled, hashes_in_use, plan_prune, prune_immutable,
     statefulset_settled,
 };
-pub use rollout::roll_out;
+pub use rollout::{Mount, Target, VIA_ANNOTATION, api_resource, mounting_volumes, roll_out};
 
 /// The response of a write of a `K`, of which only `metadata.resourceVersion` is read: parsing
 /// the whole object (its managedFields, an output's files, a status's history) for nothing was
@@ -546,12 +546,53 @@ mod tests {
         OldOutput {
             name: name.to_string(),
             hash: Some(hash.to_string()),
+            revision: None,
             created: Some(Timestamp::from_second(secs).expect("valid timestamp")),
         }
     }
 
-    fn set(hashes: &[&str]) -> BTreeSet<String> {
-        hashes.iter().map(|h| h.to_string()).collect()
+    fn set(hashes: &[&str]) -> InUse {
+        InUse {
+            hashes: hashes.iter().map(|h| h.to_string()).collect(),
+            names: BTreeSet::new(),
+        }
+    }
+
+    #[test]
+    fn outputs_written_within_one_second_are_ordered_by_their_history_revision() {
+        // creationTimestamp has whole seconds: h1 and h2 tie on it, and the name alone would
+        // call h1 ("…-d7…") the newer one and delete h2 (the CI flake of 2026-12-06).
+        let revised = |name: &str, hash: &str, revision: i64| OldOutput {
+            revision: Some(revision),
+            ..old(name, hash, 30)
+        };
+        let plan = plan_prune(
+            vec![
+                revised("c-d710bed5", "h1", 1),
+                revised("c-aedb5ed9", "h2", 2),
+            ],
+            1,
+            &set(&[]),
+        );
+        assert_eq!(plan.delete, vec!["c-d710bed5"]);
+        // A hash no longer in history is older than every one still listed.
+        let plan = plan_prune(
+            vec![old("c-ffffffff", "h0", 40), revised("c-00000000", "h9", 9)],
+            1,
+            &set(&[]),
+        );
+        assert_eq!(plan.delete, vec!["c-ffffffff"]);
+    }
+
+    #[test]
+    fn an_output_a_volume_still_names_is_held_whatever_its_hash() {
+        let in_use = InUse {
+            hashes: BTreeSet::new(),
+            names: ["c-1".to_string()].into(),
+        };
+        let plan = plan_prune(vec![old("c-1", "h1", 1), old("c-2", "h2", 2)], 0, &in_use);
+        assert_eq!(plan.held, vec!["c-1"]);
+        assert_eq!(plan.delete, vec!["c-2"]);
     }
 
     #[test]
