@@ -670,7 +670,27 @@ fn operator_end_to_end() {
         annotation(&d, "/spec/template/metadata/annotations").as_deref(),
         Some(h3.as_str())
     );
-    std::thread::sleep(Duration::from_secs(3));
+    let outputs = immutable_outputs(&cluster, "imm-producer");
+    assert_eq!(
+        d["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"].as_str(),
+        outputs.get(&h3).map(String::as_str),
+        "the rollout points the volume at the new immutable output"
+    );
+    // Pruning waits for the Deployment controller to observe the latest template: wait for it
+    // too, and for a GC round after it, before checking what was kept.
+    eventually(
+        "imm-api's controller to observe the h3 template",
+        Duration::from_secs(20),
+        || {
+            let d = cluster
+                .json(&["get", "deployment", "imm-api", "-n", NS])
+                .ok_or("gone")?;
+            (d["status"]["observedGeneration"] == d["metadata"]["generation"])
+                .then_some(())
+                .ok_or(format!("{}", d["status"]))
+        },
+    );
+    std::thread::sleep(Duration::from_secs(2));
     let outputs = immutable_outputs(&cluster, "imm-producer");
     assert!(
         outputs.contains_key(&h1) && outputs.contains_key(&h2) && outputs.contains_key(&h3),

@@ -50,6 +50,10 @@ pub enum Error {
     /// A rollout target is still replacing pods: which old outputs they mount is not known yet.
     #[error("{0} is still rolling out")]
     RolloutInProgress(String),
+    /// A rollout target's controller has not observed its latest spec yet (milliseconds,
+    /// usually): which ReplicaSets will run which template is not known yet.
+    #[error("the controller of {0} has not observed its latest spec")]
+    NotObserved(String),
 }
 
 impl Error {
@@ -68,6 +72,7 @@ impl Error {
             Error::MissingField(_) => "MissingField",
             Error::Serialize(_) => "Serialize",
             Error::RolloutInProgress(_) => "RolloutInProgress",
+            Error::NotObserved(_) => "NotObserved",
             Error::InvalidSource { .. } => "InvalidSource",
         }
     }

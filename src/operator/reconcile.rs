@@ -42,6 +42,9 @@ const CONFLICT_RETRY: Duration = Duration::from_secs(60);
 /// Old immutable outputs still used by a rollout target: check again soon whether it moved on
 /// (ReplicaSets are not watched).
 const GC_RETRY: Duration = Duration::from_secs(20);
+/// A Deployment whose controller has not observed our template edit yet: it does so within
+/// milliseconds, and the old outputs wait for it.
+const OBSERVE_RETRY: Duration = Duration::from_secs(1);
 
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
@@ -423,7 +426,7 @@ async fn reconcile_inner(
             )
             .await?
         }
-        None => false,
+        None => apply::GcPending::No,
     };
 
     let now = now();
@@ -485,8 +488,10 @@ async fn reconcile_inner(
     // does, and each of those is watched (plus the periodic resync, `keep_resyncing`).
     Ok(if live.write_failure.is_some() {
         Action::requeue(CONFLICT_RETRY)
-    } else if gc_pending {
+    } else if gc_pending == apply::GcPending::Held {
         Action::requeue(GC_RETRY)
+    } else if gc_pending == apply::GcPending::Observing {
+        Action::requeue(OBSERVE_RETRY)
     } else {
         Action::await_change()
     })

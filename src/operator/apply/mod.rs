@@ -32,8 +32,8 @@ mod rollout;
 
 use prune::template_hash;
 pub use prune::{
-    InUse, OldOutput, PrunePlan, daemonset_settled, hashes_in_use, plan_prune, prune_immutable,
-    statefulset_settled,
+    GcPending, InUse, OldOutput, PrunePlan, daemonset_settled, hashes_in_use, plan_prune,
+    prune_immutable, statefulset_settled,
 };
 pub use rollout::{Mount, Target, VIA_ANNOTATION, api_resource, mounting_volumes, roll_out};
 

@@ -123,7 +123,7 @@ pub async fn hashes_in_use(
                     Err(error) => return Err(error.into()),
                 };
                 if !generation_observed(&workload) {
-                    return Err(Error::RolloutInProgress(format!(
+                    return Err(Error::NotObserved(format!(
                         "{:?} {}",
                         target.kind, target.name
                     )));
@@ -211,9 +211,20 @@ pub fn daemonset_settled(set: &DaemonSet) -> bool {
         && status.number_unavailable.unwrap_or(0) == 0
 }
 
+/// When old immutable outputs are to be checked again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GcPending {
+    /// Nothing held back.
+    No,
+    /// A target still references some, or rolls (pods are replaced in seconds to minutes).
+    Held,
+    /// A target's controller has not observed its latest spec (milliseconds, usually).
+    Observing,
+}
+
 /// With `output.immutable`, deletes our previous outputs beyond the newest `keep` that no rollout
-/// target references any more. Returns whether some are held back only because a target still
-/// references them (or that could not be checked), so the caller re-checks soon.
+/// target references any more. Says whether some are held back because a target still
+/// references them (or that could not be checked), so the caller re-checks.
 pub async fn prune_immutable(
     client: &Client,
     metrics: &Metrics,
@@ -222,20 +233,24 @@ pub async fn prune_immutable(
     current: &str,
     targets: &[Target],
     history: &[HistoryEntry],
-) -> Result<bool, Error> {
+) -> Result<GcPending, Error> {
     let keep = spec.output().keep.unwrap_or(3) as usize;
     let uid = owner.uid.ok_or(Error::MissingField("metadata.uid"))?;
     let in_use = match hashes_in_use(client, owner.namespace, targets).await {
         Ok(in_use) => in_use,
         Err(Error::RolloutInProgress(target)) => {
             tracing::debug!(%target, "rollout in progress; old immutable outputs kept for now");
-            return Ok(true);
+            return Ok(GcPending::Held);
+        }
+        Err(Error::NotObserved(target)) => {
+            tracing::debug!(%target, "latest spec not observed yet; old immutable outputs kept for now");
+            return Ok(GcPending::Observing);
         }
         Err(error) => {
             // Never delete what may still be mounted: skip this round (e.g. no RBAC to list
             // ReplicaSets) and try again later.
             tracing::warn!(%error, "cannot tell which immutable outputs the rollout targets still use; not pruning");
-            return Ok(true);
+            return Ok(GcPending::Held);
         }
     };
     let selector = format!("{CONFIG_LABEL}={}", owner.name);
@@ -277,7 +292,7 @@ async fn prune<K>(
     keep: usize,
     in_use: &InUse,
     history: &[HistoryEntry],
-) -> Result<bool, Error>
+) -> Result<GcPending, Error>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
 {
@@ -319,5 +334,9 @@ where
             }
         }
     }
-    Ok(!plan.held.is_empty())
+    Ok(if plan.held.is_empty() {
+        GcPending::No
+    } else {
+        GcPending::Held
+    })
 }
