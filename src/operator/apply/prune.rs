@@ -79,8 +79,10 @@ pub(super) fn template_hash(template: Option<&PodTemplateSpec>) -> Option<String
 }
 
 /// Whether a workload's controller has seen its latest spec: `status.observedGeneration` (a
-/// number, or for an Argo Rollout the same number as a string) is at least `metadata.generation`.
-fn generation_observed(workload: &DynamicObject) -> bool {
+/// number, or for an Argo Rollout the same number as a string) against `metadata.generation`.
+/// A workload without it has no controller at work yet (just created, or none installed):
+/// `RolloutInProgress`, re-checked at the slower pace.
+fn check_observed(workload: &DynamicObject, what: String) -> Result<(), Error> {
     let observed = workload
         .data
         .pointer("/status/observedGeneration")
@@ -89,9 +91,12 @@ fn generation_observed(workload: &DynamicObject) -> bool {
                 .or_else(|| g.as_str().and_then(|s| s.parse().ok()))
         });
     match (observed, workload.metadata.generation) {
-        (Some(observed), Some(generation)) => observed >= generation,
-        (_, None) => true,
-        (None, Some(_)) => false,
+        (_, None) => Ok(()),
+        (None, Some(_)) => Err(Error::RolloutInProgress(what)),
+        (Some(observed), Some(generation)) if observed < generation => {
+            Err(Error::NotObserved(what))
+        }
+        (Some(_), Some(_)) => Ok(()),
     }
 }
 
@@ -122,12 +127,7 @@ pub async fn hashes_in_use(
                     }
                     Err(error) => return Err(error.into()),
                 };
-                if !generation_observed(&workload) {
-                    return Err(Error::NotObserved(format!(
-                        "{:?} {}",
-                        target.kind, target.name
-                    )));
-                }
+                check_observed(&workload, format!("{:?} {}", target.kind, target.name))?;
                 in_use.add(rollout::dynamic_template(&workload).as_ref());
                 let Some(uid) = workload.uid() else {
                     continue;
