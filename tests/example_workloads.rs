@@ -105,3 +105,27 @@ fn the_holds_check_sees_a_missing_mount() {
     assert!(!holds(&whole, &serde_json::json!({"a": [{"name": "y"}]})));
     assert!(!holds(&whole, &serde_json::json!({"b": 2})));
 }
+
+#[test]
+fn docs_workloads_shows_the_example_manifests_as_they_are() {
+    let doc = std::fs::read_to_string(root().join("docs/workloads.md")).expect("docs/workloads.md");
+    for folder in [
+        "console-consumer",
+        "consumer-groups",
+        "broker-global",
+        "deferred-secrets",
+    ] {
+        let path = root().join("examples").join(folder).join("workload.yaml");
+        let text = std::fs::read_to_string(&path).expect("workload.yaml");
+        let body: String = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert!(
+            doc.contains(&format!("```yaml\n{body}```")),
+            "docs/workloads.md does not show {} as it is",
+            path.display()
+        );
+    }
+}
