@@ -554,7 +554,7 @@ fn argo_view(cluster: &Cluster, name: &str) {
     assert!(!ours.is_empty(), "the operator's manager owns fields");
     let mut normalized = git.clone();
     for fields in &ours {
-        copy_owned(fields, &live, &mut normalized);
+        support::managed_fields::copy_managed_fields(fields, &live, &mut normalized);
     }
     let dry_run = |object: &Value| -> Value {
         let out = cluster
@@ -590,50 +590,4 @@ fn argo_view(cluster: &Cluster, name: &str) {
         "    ok: in sync under managedFieldsManagers; the plain manifest would revert {:?}",
         template_state(&live)
     );
-}
-
-/// Copies into `desired` the leaves of a managedFields `fieldsV1` set from `live` (`f:name` a
-/// field, `k:{...}` the list item with those keys).
-fn copy_owned(fields: &Value, live: &Value, desired: &mut Value) {
-    let Some(map) = fields.as_object() else {
-        return;
-    };
-    for (key, sub) in map {
-        if let Some(field) = key.strip_prefix("f:") {
-            let Some(live_value) = live.get(field) else {
-                continue;
-            };
-            let leaf = sub
-                .as_object()
-                .is_none_or(|o| o.is_empty() || o.keys().all(|k| k == "."));
-            if leaf {
-                desired[field] = live_value.clone();
-            } else {
-                if desired.get(field).is_none() {
-                    desired[field] = if live_value.is_array() {
-                        json!([])
-                    } else {
-                        json!({})
-                    };
-                }
-                copy_owned(sub, live_value, &mut desired[field]);
-            }
-        } else if let Some(item) = key.strip_prefix("k:") {
-            let Ok(keys) = serde_json::from_str::<serde_json::Map<String, Value>>(item) else {
-                continue;
-            };
-            let matches = |v: &Value| keys.iter().all(|(k, want)| v.get(k) == Some(want));
-            let Some(live_item) = live.as_array().and_then(|a| a.iter().find(|v| matches(v)))
-            else {
-                continue;
-            };
-            let Some(list) = desired.as_array_mut() else {
-                continue;
-            };
-            match list.iter_mut().find(|v| matches(v)) {
-                Some(desired_item) => copy_owned(sub, live_item, desired_item),
-                None => list.push(live_item.clone()),
-            }
-        }
-    }
 }

@@ -143,7 +143,7 @@ pub struct Context {
     /// status write comes back as an event; it must not be reported again).
     pub invalid_reported: Mutex<HashMap<ConfigId, Option<i64>>>,
     /// Workloads by the configs their `kafkaconfig.dev/config` annotation names (`workloads.rs`).
-    pub opt_ins: Mutex<crate::operator::workloads::OptIns>,
+    pub opt_ins: Mutex<crate::operator::opt_ins::OptIns>,
     /// One flag per workload watch; reconciles wait for all of them (none in unit tests).
     pub workloads_synced: Vec<Synced>,
     /// Only the leader writes; everyone else keeps warm caches.

@@ -19,6 +19,7 @@ pub mod index;
 pub mod inputs;
 pub mod leader;
 pub mod metrics;
+pub mod opt_ins;
 pub mod ownership;
 pub mod reconcile;
 pub mod synced;

@@ -380,23 +380,8 @@ async fn reconcile_inner(
         }
     }
 
-    let spec_targets = spec
-        .rollout
-        .as_ref()
-        .map(|r| r.targets.as_slice())
-        .unwrap_or(&[]);
-    let targets = apply::Target::merged(spec_targets, &opted_in);
-    // With immutable outputs the targets mount the object of the live hash.
-    let mount = match (&live.hash, &ev.rendered) {
-        (Some(hash), Some(rendered)) if spec.output().immutable == Some(true) => {
-            Some(apply::Mount {
-                kind: rendered.kind,
-                base: &rendered.name,
-                name: crate::output::immutable_name(&rendered.name, hash),
-            })
-        }
-        _ => None,
-    };
+    let (targets, mount) =
+        apply::targets_of(spec, &opted_in, live.hash.as_deref(), ev.rendered.as_ref());
     let rollout = match (&live.hash, &live.write_failure) {
         (Some(hash), None) if !targets.is_empty() => Some(
             apply::roll_out(
@@ -415,16 +400,14 @@ async fn reconcile_inner(
     let history = cached.map(|s| s.history.as_slice()).unwrap_or_default();
     let gc_pending = match &prune_current {
         Some(current) => {
-            apply::prune_immutable(
-                &ctx.client,
-                &ctx.metrics,
-                &owner,
+            let prune = apply::Prune {
+                owner: &owner,
                 spec,
                 current,
-                &targets,
+                targets: &targets,
                 history,
-            )
-            .await?
+            };
+            apply::prune_immutable(&ctx.client, &ctx.metrics, &prune).await?
         }
         None => apply::GcPending::No,
     };

@@ -9,7 +9,7 @@
 //! Only creation, deletion and a change of the annotation trigger anything: a workload's status
 //! updates (every pod that starts) come through the watch too, and are dropped here.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::fmt::Debug;
 use std::sync::Arc;
 
@@ -26,6 +26,7 @@ use tracing::{debug, warn};
 use crate::engine::spec::RolloutKind;
 use crate::operator::context::{Context, lock};
 use crate::operator::crd::KafkaToolConfig;
+use crate::operator::opt_ins::WorkloadKey;
 use crate::operator::synced::Synced;
 
 /// The opt-in annotation on a workload: comma-separated KafkaToolConfig names, same namespace.
@@ -63,68 +64,6 @@ pub fn parse_annotation(value: &str) -> Vec<String> {
         }
     }
     names
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-struct WorkloadKey {
-    kind: RolloutKind,
-    namespace: String,
-    name: String,
-}
-
-/// Which workloads exist and which configs their annotation names.
-#[derive(Debug, Default)]
-pub struct OptIns {
-    workloads: BTreeMap<WorkloadKey, Vec<String>>,
-}
-
-impl OptIns {
-    /// The workloads whose annotation names `config` in `namespace`.
-    pub fn targets(&self, namespace: &str, config: &str) -> Vec<(RolloutKind, String)> {
-        self.workloads
-            .iter()
-            .filter(|(key, configs)| {
-                key.namespace == namespace && configs.iter().any(|c| c == config)
-            })
-            .map(|(key, _)| (key.kind, key.name.clone()))
-            .collect()
-    }
-
-    /// Records a workload as it is now (`None`: deleted). Returns whether it appeared or went
-    /// away, and the configs its annotation named before or names now when that changed too.
-    fn observe(&mut self, key: WorkloadKey, names: Option<Vec<String>>) -> (bool, Vec<String>) {
-        let before = match &names {
-            Some(names) => self.workloads.insert(key, names.clone()),
-            None => self.workloads.remove(&key),
-        };
-        // Some/None differ exactly when the workload appeared or went away.
-        let appeared_or_gone = before.is_none() != names.is_none();
-        if before == names {
-            return (false, Vec::new());
-        }
-        let affected: BTreeSet<String> = before.into_iter().chain(names).flatten().collect();
-        (appeared_or_gone, affected.into_iter().collect())
-    }
-
-    /// Forgets the workloads of `kind` (in `scope`, or everywhere) a relist did not list.
-    fn retain_listed(
-        &mut self,
-        kind: RolloutKind,
-        scope: Option<&str>,
-        listed: &HashSet<WorkloadKey>,
-    ) -> Vec<WorkloadKey> {
-        let gone: Vec<WorkloadKey> = self
-            .workloads
-            .keys()
-            .filter(|k| k.kind == kind && scope.is_none_or(|s| s == k.namespace))
-            .filter(|k| !listed.contains(*k))
-            .cloned()
-            .collect();
-        for key in &gone {
-            self.workloads.remove(key);
-        }
-        gone
-    }
 }
 
 /// The configs that name a workload: its annotation's and those with it in `rollout.targets`.
@@ -274,14 +213,6 @@ async fn watch<K>(
 mod tests {
     use super::*;
 
-    fn key(name: &str) -> WorkloadKey {
-        WorkloadKey {
-            kind: RolloutKind::Deployment,
-            namespace: "team-a".into(),
-            name: name.into(),
-        }
-    }
-
     #[test]
     fn the_annotation_lists_valid_names_once_and_drops_the_rest() {
         assert_eq!(
@@ -291,51 +222,5 @@ mod tests {
         let many: Vec<String> = (0..40).map(|i| format!("c{i}")).collect();
         assert_eq!(parse_annotation(&many.join(",")).len(), MAX_NAMES);
         assert!(parse_annotation(&"a".repeat(254)).is_empty());
-    }
-
-    #[test]
-    fn a_workload_appearing_or_changing_its_annotation_names_the_configs_to_reconcile() {
-        let mut opt_ins = OptIns::default();
-        // Created with the annotation: appeared, and names orders.
-        assert_eq!(
-            opt_ins.observe(key("api"), Some(vec!["orders".into()])),
-            (true, vec!["orders".to_string()])
-        );
-        assert_eq!(
-            opt_ins.targets("team-a", "orders"),
-            [(RolloutKind::Deployment, "api".to_string())]
-        );
-        assert!(opt_ins.targets("team-b", "orders").is_empty());
-        // A status update (same annotation): nothing to do.
-        assert_eq!(
-            opt_ins.observe(key("api"), Some(vec!["orders".into()])),
-            (false, vec![])
-        );
-        // Moved to another config: both hear of it.
-        assert_eq!(
-            opt_ins.observe(key("api"), Some(vec!["payments".into()])),
-            (false, vec!["orders".to_string(), "payments".to_string()])
-        );
-        // Deleted: gone, the config it named hears of it.
-        assert_eq!(
-            opt_ins.observe(key("api"), None),
-            (true, vec!["payments".to_string()])
-        );
-        // A workload without the annotation appears: only `rollout.targets` can name it.
-        assert_eq!(opt_ins.observe(key("plain"), Some(vec![])), (true, vec![]));
-    }
-
-    #[test]
-    fn a_relist_forgets_the_workloads_it_no_longer_lists_in_its_scope_only() {
-        let mut opt_ins = OptIns::default();
-        opt_ins.observe(key("kept"), Some(vec!["orders".into()]));
-        opt_ins.observe(key("gone"), Some(vec!["orders".into()]));
-        let mut elsewhere = key("other-ns");
-        elsewhere.namespace = "team-b".into();
-        opt_ins.observe(elsewhere.clone(), Some(vec!["orders".into()]));
-        let listed: HashSet<WorkloadKey> = [key("kept")].into();
-        let gone = opt_ins.retain_listed(RolloutKind::Deployment, Some("team-a"), &listed);
-        assert_eq!(gone, vec![key("gone")]);
-        assert_eq!(opt_ins.targets("team-b", "orders").len(), 1);
     }
 }

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+pub mod managed_fields;
+
 pub const NS: &str = "kco-e2e";
 pub const OPERATOR_NS: &str = "kafka-config-operator";
 pub const SA: &str = "kafka-config-operator";

@@ -32,10 +32,12 @@ mod rollout;
 
 use prune::template_hash;
 pub use prune::{
-    GcPending, InUse, OldOutput, PrunePlan, daemonset_settled, hashes_in_use, plan_prune,
+    GcPending, InUse, OldOutput, Prune, PrunePlan, daemonset_settled, hashes_in_use, plan_prune,
     prune_immutable, statefulset_settled,
 };
-pub use rollout::{Mount, Target, VIA_ANNOTATION, api_resource, mounting_volumes, roll_out};
+pub use rollout::{
+    Mount, Target, VIA_ANNOTATION, api_resource, mounting_volumes, roll_out, targets_of,
+};
 
 /// The response of a write of a `K`, of which only `metadata.resourceVersion` is read: parsing
 /// the whole object (its managedFields, an output's files, a status's history) for nothing was
@@ -541,108 +543,6 @@ mod tests {
         assert!(!daemonset_settled(&set(4, 5, 1)));
     }
     use super::*;
-
-    fn old(name: &str, hash: &str, secs: i64) -> OldOutput {
-        OldOutput {
-            name: name.to_string(),
-            hash: Some(hash.to_string()),
-            revision: None,
-            created: Some(Timestamp::from_second(secs).expect("valid timestamp")),
-        }
-    }
-
-    fn set(hashes: &[&str]) -> InUse {
-        InUse {
-            hashes: hashes.iter().map(|h| h.to_string()).collect(),
-            names: BTreeSet::new(),
-        }
-    }
-
-    #[test]
-    fn outputs_written_within_one_second_are_ordered_by_their_history_revision() {
-        // creationTimestamp has whole seconds: h1 and h2 tie on it, and the name alone would
-        // call h1 ("…-d7…") the newer one and delete h2 (the CI flake of 2026-12-06).
-        let revised = |name: &str, hash: &str, revision: i64| OldOutput {
-            revision: Some(revision),
-            ..old(name, hash, 30)
-        };
-        let plan = plan_prune(
-            vec![
-                revised("c-d710bed5", "h1", 1),
-                revised("c-aedb5ed9", "h2", 2),
-            ],
-            1,
-            &set(&[]),
-        );
-        assert_eq!(plan.delete, vec!["c-d710bed5"]);
-        // A hash no longer in history is older than every one still listed.
-        let plan = plan_prune(
-            vec![old("c-ffffffff", "h0", 40), revised("c-00000000", "h9", 9)],
-            1,
-            &set(&[]),
-        );
-        assert_eq!(plan.delete, vec!["c-ffffffff"]);
-    }
-
-    #[test]
-    fn an_output_a_volume_still_names_is_held_whatever_its_hash() {
-        let in_use = InUse {
-            hashes: BTreeSet::new(),
-            names: ["c-1".to_string()].into(),
-        };
-        let plan = plan_prune(vec![old("c-1", "h1", 1), old("c-2", "h2", 2)], 0, &in_use);
-        assert_eq!(plan.held, vec!["c-1"]);
-        assert_eq!(plan.delete, vec!["c-2"]);
-    }
-
-    #[test]
-    fn keeps_the_newest_and_deletes_unused_older_ones() {
-        let plan = plan_prune(
-            vec![
-                old("c-1", "h1", 1),
-                old("c-3", "h3", 3),
-                old("c-2", "h2", 2),
-            ],
-            1,
-            &set(&[]),
-        );
-        assert_eq!(plan.delete, vec!["c-2", "c-1"]);
-        assert!(plan.held.is_empty());
-    }
-
-    #[test]
-    fn never_deletes_a_hash_a_target_still_uses() {
-        let plan = plan_prune(
-            vec![
-                old("c-1", "h1", 1),
-                old("c-2", "h2", 2),
-                old("c-3", "h3", 3),
-            ],
-            1,
-            &set(&["h1"]),
-        );
-        assert_eq!(plan.delete, vec!["c-2"]);
-        assert_eq!(plan.held, vec!["c-1"]);
-        // keep 0: even the newest old one goes once unused
-        let plan = plan_prune(vec![old("c-1", "h1", 1)], 0, &set(&[]));
-        assert_eq!(plan.delete, vec!["c-1"]);
-        let plan = plan_prune(vec![old("c-1", "h1", 1)], 0, &set(&["h1"]));
-        assert_eq!(plan.held, vec!["c-1"]);
-        assert!(plan.delete.is_empty());
-    }
-
-    #[test]
-    fn within_keep_nothing_is_deleted_and_missing_hashes_are_unused() {
-        let plan = plan_prune(vec![old("c-1", "h1", 1), old("c-2", "h2", 2)], 3, &set(&[]));
-        assert_eq!(plan, PrunePlan::default());
-        let mut unannotated = old("c-0", "", 0);
-        unannotated.hash = None;
-        let plan = plan_prune(vec![unannotated, old("c-1", "h1", 1)], 1, &set(&["h1"]));
-        assert_eq!(plan.delete, vec!["c-0"]);
-        // same timestamp: the name decides, deterministically
-        let plan = plan_prune(vec![old("c-a", "ha", 5), old("c-b", "hb", 5)], 1, &set(&[]));
-        assert_eq!(plan.delete, vec!["c-a"]);
-    }
 
     fn explained_status(over: &str) -> KafkaToolConfigStatus {
         KafkaToolConfigStatus {

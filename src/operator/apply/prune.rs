@@ -78,11 +78,20 @@ pub(super) fn template_hash(template: Option<&PodTemplateSpec>) -> Option<String
     template.and_then(|t| t.metadata.as_ref()).and_then(hash_of)
 }
 
-/// Whether a workload's controller has seen its latest spec: `status.observedGeneration` (a
-/// number, or for an Argo Rollout the same number as a string) against `metadata.generation`.
-/// A workload without it has no controller at work yet (just created, or none installed):
-/// `RolloutInProgress`, re-checked at the slower pace.
-fn check_observed(workload: &DynamicObject, what: String) -> Result<(), Error> {
+/// Whether a workload's controller has seen its latest spec.
+#[derive(Debug, PartialEq, Eq)]
+enum Observed {
+    Yes,
+    /// No `status.observedGeneration`: no controller at work yet (just created, or none
+    /// installed), re-checked at the slower pace.
+    NoStatus,
+    /// `status.observedGeneration` behind `metadata.generation`: it is about to act.
+    Behind,
+}
+
+/// `status.observedGeneration` (a number, or for an Argo Rollout the same number as a string)
+/// against `metadata.generation`.
+fn observed(workload: &DynamicObject) -> Observed {
     let observed = workload
         .data
         .pointer("/status/observedGeneration")
@@ -91,12 +100,10 @@ fn check_observed(workload: &DynamicObject, what: String) -> Result<(), Error> {
                 .or_else(|| g.as_str().and_then(|s| s.parse().ok()))
         });
     match (observed, workload.metadata.generation) {
-        (_, None) => Ok(()),
-        (None, Some(_)) => Err(Error::RolloutInProgress(what)),
-        (Some(observed), Some(generation)) if observed < generation => {
-            Err(Error::NotObserved(what))
-        }
-        (Some(_), Some(_)) => Ok(()),
+        (_, None) => Observed::Yes,
+        (None, Some(_)) => Observed::NoStatus,
+        (Some(observed), Some(generation)) if observed < generation => Observed::Behind,
+        (Some(_), Some(_)) => Observed::Yes,
     }
 }
 
@@ -127,7 +134,12 @@ pub async fn hashes_in_use(
                     }
                     Err(error) => return Err(error.into()),
                 };
-                check_observed(&workload, format!("{:?} {}", target.kind, target.name))?;
+                let what = || format!("{:?} {}", target.kind, target.name);
+                match observed(&workload) {
+                    Observed::Yes => {}
+                    Observed::NoStatus => return Err(Error::RolloutInProgress(what())),
+                    Observed::Behind => return Err(Error::NotObserved(what())),
+                }
                 in_use.add(rollout::dynamic_template(&workload).as_ref());
                 let Some(uid) = workload.uid() else {
                     continue;
@@ -211,6 +223,18 @@ pub fn daemonset_settled(set: &DaemonSet) -> bool {
         && status.number_unavailable.unwrap_or(0) == 0
 }
 
+/// What [`prune_immutable`] works on: the config, its current output and its targets, and its
+/// `status.history` (the order of its contents).
+#[derive(Clone, Copy)]
+pub struct Prune<'a> {
+    pub owner: &'a Owner<'a>,
+    pub spec: &'a ToolConfigSpec,
+    /// The name of the current output (never deleted).
+    pub current: &'a str,
+    pub targets: &'a [Target],
+    pub history: &'a [HistoryEntry],
+}
+
 /// When old immutable outputs are to be checked again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GcPending {
@@ -228,12 +252,15 @@ pub enum GcPending {
 pub async fn prune_immutable(
     client: &Client,
     metrics: &Metrics,
-    owner: &Owner<'_>,
-    spec: &ToolConfigSpec,
-    current: &str,
-    targets: &[Target],
-    history: &[HistoryEntry],
+    config: &Prune<'_>,
 ) -> Result<GcPending, Error> {
+    let Prune {
+        owner,
+        spec,
+        current,
+        targets,
+        history,
+    } = *config;
     let keep = spec.output().keep.unwrap_or(3) as usize;
     let uid = owner.uid.ok_or(Error::MissingField("metadata.uid"))?;
     let in_use = match hashes_in_use(client, owner.namespace, targets).await {
@@ -339,4 +366,111 @@ where
     } else {
         GcPending::Held
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn old(name: &str, hash: &str, secs: i64) -> OldOutput {
+        OldOutput {
+            name: name.to_string(),
+            hash: Some(hash.to_string()),
+            revision: None,
+            created: Some(Timestamp::from_second(secs).expect("valid timestamp")),
+        }
+    }
+
+    fn set(hashes: &[&str]) -> InUse {
+        InUse {
+            hashes: hashes.iter().map(|h| h.to_string()).collect(),
+            names: BTreeSet::new(),
+        }
+    }
+
+    #[test]
+    fn outputs_written_within_one_second_are_ordered_by_their_history_revision() {
+        // creationTimestamp has whole seconds: h1 and h2 tie on it, and the name alone would
+        // call h1 ("…-d7…") the newer one and delete h2 (the CI flake of 2026-12-06).
+        let revised = |name: &str, hash: &str, revision: i64| OldOutput {
+            revision: Some(revision),
+            ..old(name, hash, 30)
+        };
+        let plan = plan_prune(
+            vec![
+                revised("c-d710bed5", "h1", 1),
+                revised("c-aedb5ed9", "h2", 2),
+            ],
+            1,
+            &set(&[]),
+        );
+        assert_eq!(plan.delete, vec!["c-d710bed5"]);
+        // A hash no longer in history is older than every one still listed.
+        let plan = plan_prune(
+            vec![old("c-ffffffff", "h0", 40), revised("c-00000000", "h9", 9)],
+            1,
+            &set(&[]),
+        );
+        assert_eq!(plan.delete, vec!["c-ffffffff"]);
+    }
+
+    #[test]
+    fn an_output_a_volume_still_names_is_held_whatever_its_hash() {
+        let in_use = InUse {
+            hashes: BTreeSet::new(),
+            names: ["c-1".to_string()].into(),
+        };
+        let plan = plan_prune(vec![old("c-1", "h1", 1), old("c-2", "h2", 2)], 0, &in_use);
+        assert_eq!(plan.held, vec!["c-1"]);
+        assert_eq!(plan.delete, vec!["c-2"]);
+    }
+
+    #[test]
+    fn keeps_the_newest_and_deletes_unused_older_ones() {
+        let plan = plan_prune(
+            vec![
+                old("c-1", "h1", 1),
+                old("c-3", "h3", 3),
+                old("c-2", "h2", 2),
+            ],
+            1,
+            &set(&[]),
+        );
+        assert_eq!(plan.delete, vec!["c-2", "c-1"]);
+        assert!(plan.held.is_empty());
+    }
+
+    #[test]
+    fn never_deletes_a_hash_a_target_still_uses() {
+        let plan = plan_prune(
+            vec![
+                old("c-1", "h1", 1),
+                old("c-2", "h2", 2),
+                old("c-3", "h3", 3),
+            ],
+            1,
+            &set(&["h1"]),
+        );
+        assert_eq!(plan.delete, vec!["c-2"]);
+        assert_eq!(plan.held, vec!["c-1"]);
+        // keep 0: even the newest old one goes once unused
+        let plan = plan_prune(vec![old("c-1", "h1", 1)], 0, &set(&[]));
+        assert_eq!(plan.delete, vec!["c-1"]);
+        let plan = plan_prune(vec![old("c-1", "h1", 1)], 0, &set(&["h1"]));
+        assert_eq!(plan.held, vec!["c-1"]);
+        assert!(plan.delete.is_empty());
+    }
+
+    #[test]
+    fn within_keep_nothing_is_deleted_and_missing_hashes_are_unused() {
+        let plan = plan_prune(vec![old("c-1", "h1", 1), old("c-2", "h2", 2)], 3, &set(&[]));
+        assert_eq!(plan, PrunePlan::default());
+        let mut unannotated = old("c-0", "", 0);
+        unannotated.hash = None;
+        let plan = plan_prune(vec![unannotated, old("c-1", "h1", 1)], 1, &set(&["h1"]));
+        assert_eq!(plan.delete, vec!["c-0"]);
+        // same timestamp: the name decides, deterministically
+        let plan = plan_prune(vec![old("c-a", "ha", 5), old("c-b", "hb", 5)], 1, &set(&[]));
+        assert_eq!(plan.delete, vec!["c-a"]);
+    }
 }

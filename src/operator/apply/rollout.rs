@@ -47,6 +47,30 @@ impl Target {
     }
 }
 
+/// A config's targets (its `rollout.targets`, then its opt-ins) and, with `output.immutable`,
+/// the object they are to mount for the live `hash`.
+pub fn targets_of<'a>(
+    spec: &ToolConfigSpec,
+    opted_in: &[(RolloutKind, String)],
+    hash: Option<&str>,
+    rendered: Option<&'a Rendered>,
+) -> (Vec<Target>, Option<Mount<'a>>) {
+    let named = spec
+        .rollout
+        .as_ref()
+        .map(|r| r.targets.as_slice())
+        .unwrap_or(&[]);
+    let mount = match (hash, rendered) {
+        (Some(hash), Some(rendered)) if spec.output().immutable == Some(true) => Some(Mount {
+            kind: rendered.kind,
+            base: &rendered.name,
+            name: output::immutable_name(&rendered.name, hash),
+        }),
+        _ => None,
+    };
+    (Target::merged(named, opted_in), mount)
+}
+
 /// The value `status.rollout[].via` takes for a workload that opted in by annotation.
 pub const VIA_ANNOTATION: &str = "Annotation";
 
