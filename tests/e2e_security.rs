@@ -39,14 +39,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn to_yaml(objects: &[Value]) -> String {
-    objects
-        .iter()
-        .map(|o| serde_json::to_string_pretty(o).expect("json"))
-        .collect::<Vec<_>>()
-        .join("\n---\n")
-}
-
 fn b64(text: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(text)
 }
@@ -1218,13 +1210,7 @@ fn rbac_is_least_privilege() {
 
     step("warm-up and baseline: the full role passes every check");
     cluster.apply_yaml(&to_yaml(&rbac_world(0)));
-    cluster.kubectl(&["apply", "-f", "e2e/testdata/argo-rollouts-crd.yaml"]);
-    cluster.kubectl(&[
-        "wait",
-        "--for=condition=Established",
-        "--timeout=60s",
-        "crd/rollouts.argoproj.io",
-    ]);
+    cluster.install_argo_rollouts_crd();
     cluster.apply_yaml(&to_yaml(&workloads()));
     let _ = rbac_run(&cluster, &sa, 1, None, Duration::from_secs(20));
     let (failed, took, base) = rbac_run(&cluster, &sa, 2, None, Duration::from_secs(20));

@@ -30,14 +30,6 @@ const WL_NS: &str = "kco-wl";
 const WL_LEASE: &str = "kco-wl-operator";
 const BASE: &str = "wl-consumer-kafka";
 
-fn to_yaml(objects: &[Value]) -> String {
-    objects
-        .iter()
-        .map(|o| serde_json::to_string_pretty(o).expect("json"))
-        .collect::<Vec<_>>()
-        .join("\n---\n")
-}
-
 fn source(linger: u32) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "wl-client", "namespace": WL_NS},
@@ -172,27 +164,7 @@ fn replica_sets(cluster: &Cluster, app: &str) -> Vec<(Option<String>, i64, Optio
 }
 
 fn outputs(cluster: &Cluster) -> BTreeMap<String, String> {
-    let list = cluster
-        .json(&[
-            "get",
-            "configmaps",
-            "-n",
-            WL_NS,
-            "-l",
-            "kafkaconfig.dev/config=wl-consumer",
-        ])
-        .unwrap_or_default();
-    list["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|cm| {
-            Some((
-                annotation(cm, "/metadata/annotations")?,
-                cm["metadata"]["name"].as_str()?.to_string(),
-            ))
-        })
-        .collect()
+    immutable_outputs(cluster, WL_NS, "wl-consumer")
 }
 
 /// What a kubelet reports for a started pod: Running and Ready.
@@ -268,13 +240,7 @@ fn fragment(cluster: &Cluster, objects: &[Value]) -> Value {
 
 fn setup(cluster: &Cluster) -> Operator {
     cluster.install_crds_and_rbac();
-    cluster.kubectl(&["apply", "-f", "e2e/testdata/argo-rollouts-crd.yaml"]);
-    cluster.kubectl(&[
-        "wait",
-        "--for=condition=Established",
-        "--timeout=60s",
-        "crd/rollouts.argoproj.io",
-    ]);
+    cluster.install_argo_rollouts_crd();
     cluster.fresh_namespace(WL_NS);
     cluster.kubectl(&["create", "namespace", WL_NS]);
     let _ = cluster.run(
