@@ -411,8 +411,6 @@ fn workloads_are_stamped_at_creation_and_mount_each_immutable_output() {
         "an Argo Rollout target; a StatefulSet named in rollout.targets and an opt-in DaemonSet, created late",
     );
     let base = "wl-brokers-kafka";
-    // The Rollout exists first: Rollouts are not watched (docs/rollouts.md), only rolled.
-    apply_as_argo(&cluster, &git_workload("Rollout", "wl-ro", None, base));
     let brokers = config(
         "wl-brokers",
         json!([{"kind": "StatefulSet", "name": "wl-sts"}, {"kind": "Rollout", "name": "wl-ro"}]),
@@ -443,6 +441,7 @@ fn workloads_are_stamped_at_creation_and_mount_each_immutable_output() {
         &cluster,
         &git_workload("DaemonSet", "wl-ds", Some("wl-brokers"), base),
     );
+    apply_as_argo(&cluster, &git_workload("Rollout", "wl-ro", None, base));
     stamped("statefulset", "wl-sts");
     stamped("daemonset", "wl-ds");
     let rollout = stamped("rollouts.argoproj.io", "wl-ro");

@@ -414,16 +414,16 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
         })
         .collect();
     // One flag per workload watch (`workloads.rs`): each scope watches each kind.
-    let workload_flags: Vec<Vec<Synced>> = scopes
+    let kinds = workloads::watched_kinds(&client).await;
+    let workload_flags: Vec<Vec<_>> = scopes
         .iter()
-        .map(|_| {
-            workloads::WATCHED_KINDS
-                .iter()
-                .map(|_| Synced::default())
-                .collect()
-        })
+        .map(|_| kinds.iter().map(|k| (*k, Synced::default())).collect())
         .collect();
-    context.workloads_synced = workload_flags.iter().flatten().cloned().collect();
+    context.workloads_synced = workload_flags
+        .iter()
+        .flatten()
+        .map(|(_, flag)| flag.clone())
+        .collect();
     let (event_queue, events) = tokio::sync::mpsc::channel(crate::operator::context::EVENT_QUEUE);
     context.event_queue = Some(event_queue);
     let ctx = Arc::new(context);

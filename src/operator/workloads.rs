@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use kube::api::DynamicObject;
 use kube::core::{NamespaceResourceScope, PartialObjectMeta};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::ObjectRef;
@@ -24,6 +25,7 @@ use serde::de::DeserializeOwned;
 use tracing::{debug, warn};
 
 use crate::engine::spec::RolloutKind;
+use crate::operator::apply::api_resource;
 use crate::operator::context::{Context, lock};
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::opt_ins::WorkloadKey;
@@ -36,8 +38,8 @@ pub const CONFIG_ANNOTATION: &str = "kafkaconfig.dev/config";
 /// grow without bound).
 const MAX_NAMES: usize = 16;
 
-/// The workload kinds watched for the annotation (an Argo Rollout is a `rollout.targets` kind
-/// only: watching a CRD that may not be installed would hold readiness).
+/// The workload kinds always watched; Argo Rollouts' `Rollout` too when its CRD is served at
+/// start-up ([`watched_kinds`]).
 pub const WATCHED_KINDS: [RolloutKind; 3] = [
     RolloutKind::Deployment,
     RolloutKind::StatefulSet,
@@ -92,60 +94,89 @@ fn named_by(
         .collect()
 }
 
-/// Spawns the metadata watches of every watched kind in `scope`; returns their sync flags
-/// (reconciles wait for them, so a config never reconciles without its opt-ins).
+/// The kinds to watch: Deployments, StatefulSets, DaemonSets and, when the API server serves
+/// Argo Rollouts' CRD at start-up, Rollouts.
+pub async fn watched_kinds(client: &Client) -> Vec<RolloutKind> {
+    let mut kinds = WATCHED_KINDS.to_vec();
+    // Discovery, which every authenticated identity may read (a list could be forbidden in a
+    // namespaced installation).
+    let served = client
+        .list_api_group_resources("argoproj.io/v1alpha1")
+        .await
+        .is_ok_and(|list| list.resources.iter().any(|r| r.name == "rollouts"));
+    if served {
+        kinds.push(RolloutKind::Rollout);
+    }
+    kinds
+}
+
+/// Spawns the metadata watch of each kind in `scope`, each with its sync flag (reconciles wait
+/// for them, so a config never reconciles without its opt-ins).
 pub fn spawn(
     client: &Client,
     scope: Option<&str>,
     ctx: &Arc<Context>,
     send: impl Fn(ObjectRef<KafkaToolConfig>) + Clone + Send + Sync + 'static,
-    flags: &[Synced],
+    kinds: &[(RolloutKind, Synced)],
 ) {
-    let mut flags = flags.iter();
-    for kind in WATCHED_KINDS {
-        let Some(flag) = flags.next().cloned() else {
-            return;
-        };
+    for (kind, flag) in kinds {
+        let (kind, flag) = (*kind, flag.clone());
         let scope = scope.map(str::to_string);
-        let (client, ctx, send) = (client.clone(), ctx.clone(), send.clone());
+        let (ctx, send) = (ctx.clone(), send.clone());
+        let client = client.clone();
         match kind {
             RolloutKind::Deployment => {
-                tokio::spawn(watch::<Deployment>(client, scope, kind, ctx, send, flag));
+                let api = scoped::<Deployment>(client, scope.as_deref());
+                tokio::spawn(watch(api, scope, kind, ctx, send, flag));
             }
             RolloutKind::StatefulSet => {
-                tokio::spawn(watch::<StatefulSet>(client, scope, kind, ctx, send, flag));
+                let api = scoped::<StatefulSet>(client, scope.as_deref());
+                tokio::spawn(watch(api, scope, kind, ctx, send, flag));
             }
             RolloutKind::DaemonSet => {
-                tokio::spawn(watch::<DaemonSet>(client, scope, kind, ctx, send, flag));
+                let api = scoped::<DaemonSet>(client, scope.as_deref());
+                tokio::spawn(watch(api, scope, kind, ctx, send, flag));
             }
-            RolloutKind::Rollout => {}
+            RolloutKind::Rollout => {
+                let resource = api_resource(kind);
+                let api: Api<PartialObjectMeta<DynamicObject>> = match scope.as_deref() {
+                    Some(namespace) => Api::namespaced_with(client, namespace, &resource),
+                    None => Api::all_with(client, &resource),
+                };
+                tokio::spawn(watch(api, scope, kind, ctx, send, flag));
+            }
         }
     }
 }
 
+/// A metadata-only API (`PartialObjectMeta` makes metadata-only list and watch requests).
+fn scoped<K>(client: Client, scope: Option<&str>) -> Api<PartialObjectMeta<K>>
+where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>,
+{
+    match scope {
+        Some(namespace) => Api::namespaced(client, namespace),
+        None => Api::all(client),
+    }
+}
+
 async fn watch<K>(
-    client: Client,
+    api: Api<PartialObjectMeta<K>>,
     scope: Option<String>,
     kind: RolloutKind,
     ctx: Arc<Context>,
     send: impl Fn(ObjectRef<KafkaToolConfig>),
     synced: Synced,
 ) where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + DeserializeOwned
-        + Debug
-        + Send
-        + 'static,
+    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+    K::DynamicType: Clone + Send + Sync,
 {
-    // Metadata only: a `PartialObjectMeta` API makes metadata-only list and watch requests.
-    let api: Api<PartialObjectMeta<K>> = match &scope {
-        Some(namespace) => Api::namespaced(client, namespace),
-        None => Api::all(client),
-    };
     let events = watcher(api, watcher::Config::default()).default_backoff();
     let mut events = std::pin::pin!(events);
     let mut listed: HashSet<WorkloadKey> = HashSet::new();
+    // After the first list, a relist (the watch was down, or its resourceVersion expired) may
+    // bring workloads created meanwhile: those are handed on as on a creation.
+    let mut relist = false;
     while let Some(event) = events.next().await {
         let event: watcher::Event<PartialObjectMeta<K>> = match event {
             Ok(event) => event,
@@ -168,6 +199,7 @@ async fn watch<K>(
                     }
                 }
                 synced.mark();
+                relist = true;
                 continue;
             }
             watcher::Event::InitApply(o) => (o, false, true),
@@ -190,8 +222,8 @@ async fn watch<K>(
             listed.insert(key.clone());
         }
         let (appeared_or_gone, annotated) = lock(&ctx.opt_ins).observe(key.clone(), names);
-        // The initial list is not a change: every config reconciles after a start anyway.
-        if initial || (!appeared_or_gone && annotated.is_empty()) {
+        // The first list is not a change: every config reconciles after a start anyway.
+        if (initial && !relist) || (!appeared_or_gone && annotated.is_empty()) {
             continue;
         }
         let configs = if appeared_or_gone {

@@ -78,7 +78,7 @@ granted cluster-wide in cluster mode, per watched namespace in namespaced mode.
   verbs: [list]
 - apiGroups: [argoproj.io]
   resources: [rollouts]
-  verbs: [get, patch]
+  verbs: [get, list, watch, patch]
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create]
