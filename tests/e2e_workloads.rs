@@ -509,11 +509,21 @@ fn argo_view(cluster: &Cluster, name: &str) {
         ])
         .expect("live");
     let git = git_workload("Deployment", name, Some("wl-consumer"), BASE);
+    let managers = ignored_managers("Deployment");
+    assert_eq!(
+        managers,
+        ["kafka-config-operator"],
+        "the documented setting"
+    );
     let ours = live["metadata"]["managedFields"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|m| m["manager"] == "kafka-config-operator")
+        .filter(|m| {
+            managers
+                .iter()
+                .any(|manager| m["manager"] == manager.as_str())
+        })
         .map(|m| m["fieldsV1"].clone())
         .collect::<Vec<_>>();
     assert!(!ours.is_empty(), "the operator's manager owns fields");
@@ -555,4 +565,58 @@ fn argo_view(cluster: &Cluster, name: &str) {
         "    ok: in sync under managedFieldsManagers; the plain manifest would revert {:?}",
         template_state(&live)
     );
+}
+
+/// The `managedFieldsManagers` of `kind` in e2e/testdata/argocd-ignore-differences.yaml.
+fn ignored_managers(kind: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(repo().join("e2e/testdata/argocd-ignore-differences.yaml"))
+        .expect("the Argo CD fixture");
+    let settings: Value = serde_saphyr::from_str(&text).expect("YAML");
+    settings["ignoreDifferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|entry| entry["kind"] == kind)
+        .flat_map(|entry| {
+            entry["managedFieldsManagers"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|m| m.as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn docs_argocd_shows_the_ignore_differences_the_view_check_uses() {
+    let doc = std::fs::read_to_string(repo().join("docs/argocd.md")).expect("docs/argocd.md");
+    let text = std::fs::read_to_string(repo().join("e2e/testdata/argocd-ignore-differences.yaml"))
+        .expect("the Argo CD fixture");
+    let settings: Value = serde_saphyr::from_str(&text).expect("YAML");
+    for entry in settings["ignoreDifferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let managers: Vec<&str> = entry["managedFieldsManagers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let block = format!(
+            "    - group: {}\n      kind: {}\n      managedFieldsManagers: [{}]\n",
+            entry["group"].as_str().unwrap_or_default(),
+            entry["kind"].as_str().unwrap_or_default(),
+            managers.join(", ")
+        );
+        assert!(doc.contains(&block), "docs/argocd.md lacks:\n{block}");
+    }
+    for option in settings["syncOptions"].as_array().into_iter().flatten() {
+        let line = format!("      - {}\n", option.as_str().unwrap_or_default());
+        assert!(
+            doc.contains(&line),
+            "docs/argocd.md lacks the sync option {line}"
+        );
+    }
 }
