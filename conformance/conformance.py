@@ -52,8 +52,12 @@ BLOCK_ROLE = {
     "ConsumerConfig": "consumer",
     "ShareConsumerConfig": "share-consumer",
     "AdminClientConfig": "admin",
+    # the servers: the broker's KafkaConfig, MirrorMaker 2's top-level MirrorMakerConfig
+    "KafkaConfig": "broker",
+    "MirrorMakerConfig": "mirror-maker",
 }
-HEADER = re.compile(r"\b(ProducerConfig|ConsumerConfig|ShareConsumerConfig|AdminClientConfig) values: ?$")
+HEADER = re.compile(r"\b(ProducerConfig|ConsumerConfig|ShareConsumerConfig|AdminClientConfig|KafkaConfig"
+                    r"|MirrorMakerConfig) values: ?$")
 
 # Which clients each tool builds before it needs a broker, in the order it builds them: the roles
 # whose logged values can be checked without a cluster. Roles a tool builds only after talking to
@@ -70,12 +74,25 @@ CLIENTS = {
     "kafka-verifiable-share-consumer": ["share-consumer", "admin"],
     "kafka-e2e-latency": ["consumer", "producer"],
     "kafka-streams-application-reset": ["admin"],
+    "kafka-server": ["broker"],
+    "connect-mirror-maker": ["mirror-maker"],
+}
+# What runs for a server tool instead of its mainClass. kafka.Kafka needs formatted storage and a
+# controller quorum before it logs its KafkaConfig (tests/e2e_kafka.rs starts real brokers);
+# `kafka-storage info -c FILE`, the tool an operator runs on the same server.properties before the
+# first start, parses the file with the broker's own KafkaConfig, logs every value and writes
+# nothing. MirrorMaker 2 runs as itself: it logs its MirrorMakerConfig before it needs a cluster.
+SERVER_PROGRAM = {
+    "kafka-server": ["kafka.tools.StorageTool", "info", "-c"],
 }
 NOT_COVERED = {
     "kafka-e2e-latency": {"admin": "the admin client is built only when consumer.listTopics() "
                           "(a broker round trip) says the topic is missing"},
     "kafka-streams-application-reset": {"consumer": "the consumer is built after the admin client "
                                         "has described the application's group on a broker"},
+    "connect-mirror-maker": {"{cluster}.{producer,consumer,admin}": "MirrorMaker 2 builds its "
+                             "per-cluster clients once the clusters answer; tests/e2e_kafka.rs "
+                             "compares them with explain on two running clusters (\"Servers\" below)"},
 }
 ADMIN_TOOLS_DEFAULT = ["admin"]
 
@@ -98,6 +115,7 @@ DERIVED = {
     "enable.idempotence": (("producer",),
                            "ProducerConfig: false when acks/retries/max.in.flight are incompatible"),
     "acks": (("producer",), "ProducerConfig.parseAcks: logged as -1 for all"),
+    "broker.id": (("broker",), "KafkaConfig: broker.id takes node.id's value (KRaft)"),
 }
 
 # Equivalent spellings Kafka normalises while parsing (value as given -> value as logged).
@@ -117,10 +135,6 @@ APP_SUPPLIED = {"key.serializer", "value.serializer", "key.deserializer", "value
 
 # Examples whose tool is not run, and why (the table in docs/conformance.md lists them).
 NOT_RUN = {
-    "kafka-server": "a server, not a client tool: KafkaConfig is read when the broker starts "
-                    "(formatted storage, a controller quorum)",
-    "connect-mirror-maker": "a server, not a client tool: MirrorMaker 2 builds its clients in the "
-                            "Connect herders once the clusters answer",
     "kafka-broker-api-versions": "builds its admin client through its own ConfigDef with logging "
                                  "off, so it logs nothing to compare",
 }
@@ -226,7 +240,8 @@ class Catalogue:
         with open(os.path.join(root, "catalogue/kafka-configs.json")) as f:
             sets = json.load(f)["sets"]
         self.keys = {role: {k["name"]: k for k in sets[role]["keys"]}
-                     for role in ("producer", "consumer", "share-consumer", "admin")}
+                     for role in ("producer", "consumer", "share-consumer", "admin", "broker",
+                                  "mirror-maker")}
         # ShareConsumerConfig parses (and logs) every ConsumerConfig key; the catalogue's
         # share-consumer set leaves out the ones a share consumer rejects when set (rejectedKeys).
         # Their logged value is still the consumer default.
@@ -682,7 +697,7 @@ def _check(job, res, ctx, tamper=None):
             args.pop()
         args = [job.remap(a) for a in args]
         expected = CLIENTS.get(tool, ADMIN_TOOLS_DEFAULT)
-        program = [main_class]
+        program = SERVER_PROGRAM.get(tool, [main_class])
     res.roles = list(expected)
     # Host names in the config (examples name kafka-0.kafka, ...) resolve to 127.0.0.1 for this
     # JVM only: clients refuse bootstrap servers that do not resolve ("No resolvable bootstrap
@@ -697,7 +712,7 @@ def _check(job, res, ctx, tamper=None):
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
             "-Dorg.slf4j.simpleLogger.logFile=System.out",
             "-Djava.io.tmpdir=" + mount,
-            "-cp", os.path.join(ctx.jars, "*")] + program + args
+            "-cp", ctx.classpath] + program + args
     blocks, log, reason = run_tool(java, expected, ctx.timeout, mount)
     res.log_tail = "\n".join(log[-25:])
     got = [role for role, _ in blocks]
@@ -719,7 +734,7 @@ def _check(job, res, ctx, tamper=None):
                 res.not_logged.append((role, key))
                 continue
             value = entry["value"]
-            if value == "[redacted]" and typ != "PASSWORD":
+            if (value == "[redacted]" or value.startswith("[from Secret ")) and typ != "PASSWORD":
                 # explain redacts Secret-sourced values: take the rendered one, resolving the
                 # config-provider references Kafka resolves (output.secrets: Deferred)
                 value = resolve_providers(role_file.get(key))
@@ -813,7 +828,7 @@ def main_classes(jars):
     import zipfile
     names = set()
     for j in os.listdir(jars):
-        if j.startswith(("kafka-tools-", "kafka_2.13-")) and j.endswith(".jar"):
+        if j.startswith(("kafka-tools-", "kafka_2.13-", "connect-mirror-")) and j.endswith(".jar"):
             with zipfile.ZipFile(os.path.join(jars, j)) as z:
                 for n in z.namelist():
                     if n.endswith(".class") and "$" not in n:
@@ -862,8 +877,8 @@ def write_doc(root, results, elapsed, cmdline, kafka_version, vrep):
         for role, why in roles.items():
             uncovered.append(f"- `{tool}` `{role}`: {why}.")
     body = "\n".join(rows) + (f"\n\n{passed} passed, {len(ran) - passed} failed ({len(ran) - examples - hostile} "
-                              f"fixtures, {hostile} of the hostile corpus, {examples} examples; {not_run} "
-                              f"examples of server tools not run) "
+                              f"fixtures, {hostile} of the hostile corpus, {examples} examples"
+                              + (f"; {not_run} examples not run" if not_run else "") + ") "
                               f"(`{cmdline}`, Kafka {kafka_version}, {elapsed:.0f} s on the 2-core dev "
                               f"machine).\n") + "\n".join(uncovered) + "\n"
     text = replace_between(text, "<!-- conformance:table:start -->", "<!-- conformance:table:end -->",
@@ -907,6 +922,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", required=True)
     ap.add_argument("--jars", required=True)
+    ap.add_argument("--mirror-jars", help="connect-mirror and connect-mirror-client (fetch.sh mirror)")
     ap.add_argument("--bin", default=os.environ.get("KCO_BIN"))
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("CONFORMANCE_JOBS", "2")))
     ap.add_argument("--timeout", type=float, default=20.0)
@@ -932,7 +948,9 @@ def main():
     ctx.jars = a.jars
     ctx.timeout = a.timeout
     ctx.catalogue = Catalogue(a.root)
-    ctx.classes = main_classes(a.jars)
+    ctx.classes = main_classes(a.jars) | (main_classes(a.mirror_jars) if a.mirror_jars else set())
+    # MirrorMaker 2's jars (fetch.sh mirror) beside the others
+    ctx.classpath = os.pathsep.join(os.path.join(d, "*") for d in (a.jars, a.mirror_jars) if d)
 
     fixdir = os.path.join(a.root, "tests/fixtures/conformance")
     if a.fixtures:

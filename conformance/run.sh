@@ -23,4 +23,5 @@ root=$(git -C "$here" rev-parse --show-toplevel)
 command -v java >/dev/null || { echo "conformance/run.sh: java (17+) is required" >&2; exit 2; }
 python3 -c 'import yaml' 2>/dev/null || python3 -m pip install --quiet pyyaml
 jars=$("$here/fetch.sh")
-exec nice python3 "$here/conformance.py" --root "$root" --jars "$jars" "$@"
+mirror_jars=$("$here/fetch.sh" mirror)
+exec nice python3 "$here/conformance.py" --root "$root" --jars "$jars" --mirror-jars "$mirror_jars" "$@"

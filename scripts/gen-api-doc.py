@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes docs/api.md, the reference of every CRD field, from crds/kafkaconfig.dev_crds.yaml (which
-is itself generated from the Rust types). `--check` fails when the committed docs/api.md drifts."""
+is itself generated from the Rust types). `--check` fails when the committed docs/api.md drifts.
+Everything after the HAND_WRITTEN marker line is kept as it is (the CLI's JSON shapes)."""
 import sys
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 CRDS = ROOT / "crds" / "kafkaconfig.dev_crds.yaml"
 OUT = ROOT / "docs" / "api.md"
+HAND_WRITTEN = "<!-- Hand-written below this line: scripts/gen-api-doc.py keeps it as it is. -->"
 
 
 def type_of(schema):
@@ -63,9 +65,10 @@ def render():
         kind = crd["spec"]["names"]["kind"]
         scope = crd["spec"]["scope"]
         short = ", ".join(crd["spec"]["names"].get("shortNames", []))
+        categories = ", ".join(f"`{c}`" for c in crd["spec"]["names"].get("categories", []))
         version = crd["spec"]["versions"][0]
         schema = version["schema"]["openAPIV3Schema"]
-        out += [f"## {kind}", "", f"{scope}; short name `{short}`.", ""]
+        out += [f"## {kind}", "", f"{scope}; short name `{short}`; category {categories}.", ""]
         for part in ("spec", "status"):
             sub = schema["properties"].get(part)
             if not sub:
@@ -78,10 +81,17 @@ def render():
     return "\n".join(out)
 
 
+def generated_part(text):
+    return text.split(HAND_WRITTEN, 1)[0].rstrip("\n") + "\n"
+
+
 if __name__ == "__main__":
-    text = render()
+    text = generated_part(render())
+    current = OUT.read_text() if OUT.exists() else ""
+    if HAND_WRITTEN in current:
+        text += "\n" + HAND_WRITTEN + current.split(HAND_WRITTEN, 1)[1]
     if "--check" in sys.argv:
-        if not OUT.exists() or OUT.read_text() != text:
+        if current != text:
             print("docs/api.md is stale: run python3 scripts/gen-api-doc.py", file=sys.stderr)
             sys.exit(1)
         print("docs/api.md is current")

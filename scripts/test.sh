@@ -36,7 +36,8 @@ need_apt=()
 command -v javac >/dev/null || need_apt+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || need_apt+=(maven)
 command -v openssl >/dev/null || need_apt+=(openssl)
-command -v lua5.1 >/dev/null || need_apt+=(lua5.1)
+# shellcheck: actionlint checks the release workflow's run: scripts with it (chart stage)
+command -v shellcheck >/dev/null || need_apt+=(shellcheck)
 # libfuzzer-sys compiles libFuzzer (C++) for the fuzz smoke stage
 command -v c++ >/dev/null || need_apt+=(g++)
 # musl-gcc: the image's static build (ring and jemalloc compile C for the musl target; jemalloc's
@@ -126,6 +127,12 @@ bash e2e/controlplane/up.sh
 trap 'bash e2e/controlplane/down.sh >/dev/null 2>&1 || true; summary' EXIT
 end
 
+begin "Go test programs: kstatus, Argo CD health (argo-cd util/lua), actionlint (cached builds)"
+# Built from the Go module proxy into e2e/.bin like the control plane, rebuilt only when their
+# go.mod/go.sum/sources change; the e2e stages below use them.
+for tool in kstatus argocd actionlint; do bash e2e/go-tool.sh "$tool" >/dev/null; done
+end
+
 begin "e2e: control plane smoke"
 bash e2e/smoke.sh
 end
@@ -133,6 +140,18 @@ end
 if [ -f tests/e2e_operator.rs ]; then
   begin "e2e: operator on the real control plane"
   KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_operator -- --include-ignored --test-threads=1
+  end
+fi
+
+if [ -f tests/e2e_kstatus.rs ]; then
+  begin "e2e: kstatus (Flux's health library) on live objects in each state"
+  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_kstatus -- --include-ignored --test-threads=1 --nocapture
+  end
+fi
+
+if [ -f tests/e2e_crd_rules.rs ]; then
+  begin "e2e: CRD apply-time rules (CEL) refused by kubectl apply"
+  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_crd_rules -- --include-ignored --test-threads=1
   end
 fi
 
@@ -145,6 +164,21 @@ fi
 if [ -f tests/e2e_security.rs ]; then
   begin "e2e: security (canary, tenancy, least-privilege RBAC)"
   KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_security -- --include-ignored --test-threads=1 --nocapture
+  end
+fi
+
+if [ -f tests/e2e_kafka.rs ]; then
+  begin "e2e: real Kafka (KRaft brokers, SASL_SSL clients, MirrorMaker 2 from rendered files)"
+  # the conformance stage's 4.3.1 jars plus MirrorMaker 2's two (cached like them)
+  bash conformance/fetch.sh >/dev/null
+  bash conformance/fetch.sh mirror >/dev/null
+  # The test stops its JVMs and the operator itself (on drop, panics included). If the stage is
+  # interrupted, its own process group (brokers, clients, MirrorMaker, operator) goes with it.
+  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig setsid cargo test --locked --test e2e_kafka -- --include-ignored --test-threads=1 --nocapture &
+  kafka_stage=$!
+  trap 'kill -- -$kafka_stage 2>/dev/null || true; bash e2e/controlplane/down.sh >/dev/null 2>&1 || true; summary' EXIT
+  wait $kafka_stage
+  trap 'bash e2e/controlplane/down.sh >/dev/null 2>&1 || true; summary' EXIT
   end
 fi
 

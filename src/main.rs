@@ -31,7 +31,8 @@ fn main() -> ExitCode {
             format,
             hash_key,
             strict,
-        } => cli::validate(&paths, format, &hash_key, strict),
+            missing_sources,
+        } => cli::validate(&paths, format, &hash_key, strict, missing_sources),
         #[cfg(feature = "operator")]
         Command::Crds { format } => cli::crds(format),
     };

@@ -1,5 +1,11 @@
 //! Reading Kubernetes manifests from files and folders (multi-document YAML), for the offline CLI:
-//! KafkaToolConfigs, GlobalClientDefaults, ConfigMaps, Secrets and Namespaces.
+//! KafkaToolConfigs, GlobalClientDefaults, ConfigMaps, Secrets and Namespaces. Stricter than the
+//! operator: what `kubectl apply` would refuse (unknown fields, names the API server refuses,
+//! the CRDs' apply-time rules) is an error here (`gate`, `api_rules`).
+
+mod api_rules;
+mod gate;
+mod locate;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,6 +20,9 @@ use crate::engine::render::HashKey;
 use crate::engine::sources::{SourceData, SourceSet};
 use crate::engine::spec::{GlobalClientDefaultsSpec, ToolConfigSpec};
 use crate::output::{DataError, config_map_source, secret_source};
+use locate::{Located as _, Step, at_field, yaml_error_message};
+
+pub use api_rules::write_refusal;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
@@ -67,6 +76,29 @@ pub struct Metadata {
     pub labels: BTreeMap<String, String>,
     #[serde(default)]
     pub annotations: BTreeMap<String, String>,
+    #[serde(default)]
+    pub owner_references: Vec<OwnerRef>,
+}
+
+/// An entry of `metadata.ownerReferences`: which object controls a ConfigMap or Secret of the
+/// input, to tell an output the operator wrote from an object it would never overwrite.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct OwnerRef {
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub controller: Option<bool>,
+}
+
+/// A ConfigMap or Secret of the input: the name an output would clash with.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ExistingObject {
+    pub namespace: String,
+    /// `ConfigMap` or `Secret`.
+    pub kind: String,
+    pub name: String,
 }
 
 /// A KafkaToolConfig read from a file.
@@ -88,6 +120,9 @@ pub struct Workspace {
     /// The content-hash key (`--hash-key-file`); without it the hashes are unkeyed `sha256:`
     /// and differ from the cluster's.
     pub hash_key: Option<HashKey>,
+    /// The ConfigMaps and Secrets of the input, with the KafkaToolConfig that controls each (by
+    /// its controller ownerReference), if any: an output may only replace its own.
+    pub existing: BTreeMap<ExistingObject, Option<String>>,
     /// Where each object was defined, to refuse a second definition of the same object.
     origins: BTreeMap<ObjectKey, String>,
 }
@@ -193,11 +228,45 @@ impl Workspace {
             if let Some(why) = own_group_problem(api_version, &kind) {
                 return Err(fail(why));
             }
+            // What `kubectl apply` would refuse: unknown fields, then names and sizes.
+            let located = |problems: Vec<(Vec<Step>, String)>| {
+                let shown: Vec<String> = problems
+                    .iter()
+                    .take(MAX_SHOWN)
+                    .map(|(steps, message)| format!("{}{message}", at_field(text, index, steps)))
+                    .collect();
+                let more = problems.len().saturating_sub(MAX_SHOWN);
+                let more = if more > 0 {
+                    format!("; and {more} more")
+                } else {
+                    String::new()
+                };
+                fail(format!("{}{more}", shown.join("; ")))
+            };
+            let unknown = gate::unknown_fields(&kind, &doc);
+            if !unknown.is_empty() {
+                return Err(located(
+                    unknown
+                        .iter()
+                        .map(|f| (f.steps.clone(), f.text()))
+                        .collect(),
+                ));
+            }
+            if KINDS_READ.contains(&kind.as_str()) {
+                let problems = api_rules::object_problems(&kind, &doc, &metadata.name);
+                if !problems.is_empty() {
+                    return Err(located(field_problems(problems)));
+                }
+            }
             match kind.as_str() {
                 "KafkaToolConfig" => {
                     let spec = doc.get("spec").cloned().unwrap_or(serde_json::Value::Null);
-                    let spec: ToolConfigSpec =
-                        serde_json::from_value(spec).map_err(|e| fail(format!("spec: {e}")))?;
+                    let spec: ToolConfigSpec = gate::typed_spec(spec)
+                        .map_err(|f| located(vec![(f.steps.clone(), f.text())]))?;
+                    let rules = api_rules::spec_rule_problems(&spec);
+                    if !rules.is_empty() {
+                        return Err(located(field_problems(rules)));
+                    }
                     self.configs.push(ToolConfigManifest {
                         metadata,
                         namespace,
@@ -207,8 +276,8 @@ impl Workspace {
                 }
                 "GlobalClientDefaults" => {
                     let spec = doc.get("spec").cloned().unwrap_or(serde_json::Value::Null);
-                    let spec: GlobalClientDefaultsSpec =
-                        serde_json::from_value(spec).map_err(|e| fail(format!("spec: {e}")))?;
+                    let spec: GlobalClientDefaultsSpec = gate::typed_spec(spec)
+                        .map_err(|f| located(vec![(f.steps.clone(), f.text())]))?;
                     self.globals.push(GlobalDefaults {
                         name: metadata.name,
                         spec,
@@ -217,6 +286,7 @@ impl Workspace {
                 "ConfigMap" => {
                     let data = config_map_data(&doc)
                         .map_err(|e| fail(e.located(text, index, &namespace, &metadata.name)))?;
+                    self.record_existing(&kind, &namespace, &metadata);
                     self.sources
                         .entry(namespace)
                         .or_default()
@@ -226,6 +296,7 @@ impl Workspace {
                 "Secret" => {
                     let data = secret_data(&doc)
                         .map_err(|e| fail(e.located(text, index, &namespace, &metadata.name)))?;
+                    self.record_existing(&kind, &namespace, &metadata);
                     self.sources
                         .entry(namespace)
                         .or_default()
@@ -290,6 +361,20 @@ impl Workspace {
         Ok(())
     }
 
+    fn record_existing(&mut self, kind: &str, namespace: &str, metadata: &Metadata) {
+        let owner = metadata
+            .owner_references
+            .iter()
+            .find(|r| r.controller == Some(true) && r.kind == "KafkaToolConfig")
+            .map(|r| r.name.clone());
+        let key = ExistingObject {
+            namespace: namespace.to_string(),
+            kind: kind.to_string(),
+            name: metadata.name.clone(),
+        };
+        self.existing.insert(key, owner);
+    }
+
     pub fn sources_of(&self, namespace: &str) -> SourceSet {
         self.sources.get(namespace).cloned().unwrap_or_default()
     }
@@ -329,165 +414,6 @@ fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ManifestErro
             "no such file or folder",
         )))
     }
-}
-
-trait Located {
-    fn field_and_key(&self) -> Option<(&'static str, &str)>;
-    fn located(&self, text: &str, index: usize, namespace: &str, name: &str) -> String;
-}
-
-impl Located for DataError {
-    fn field_and_key(&self) -> Option<(&'static str, &str)> {
-        match self {
-            DataError::NotAString { field, key, .. } | DataError::NotBase64 { field, key, .. } => {
-                Some((field, key))
-            }
-            DataError::DuplicateKey { key } => Some(("data", key)),
-            DataError::NotAMap { .. } => None,
-        }
-    }
-
-    /// The message with the line and column of the value in `text` (document `index`), when
-    /// they can be found.
-    fn located(&self, text: &str, index: usize, namespace: &str, name: &str) -> String {
-        let at = self
-            .field_and_key()
-            .and_then(|(field, key)| value_location(text, index, field, key))
-            .map(|(line, column)| format!("line {line}, column {column}: "))
-            .unwrap_or_default();
-        format!("{at}{namespace}/{name}: {self}")
-    }
-}
-
-/// Where the value of `field.key` of document `index` starts (1-based line and column). Read
-/// again only when an error needs it, so a valid file is parsed once.
-fn value_location(text: &str, index: usize, field: &str, key: &str) -> Option<(u64, u64)> {
-    type Spans = Option<BTreeMap<String, serde_saphyr::Spanned<serde::de::IgnoredAny>>>;
-    #[derive(Deserialize)]
-    struct Located {
-        #[serde(default)]
-        data: Spans,
-        #[serde(default, rename = "stringData")]
-        string_data: Spans,
-        #[serde(default, rename = "binaryData")]
-        binary_data: Spans,
-    }
-    let options = serde_saphyr::options! { with_snippet: false };
-    let documents: Vec<Option<Located>> =
-        serde_saphyr::from_multiple_with_options(text, options).ok()?;
-    let document = documents.into_iter().nth(index)??;
-    let spans = match field {
-        "data" => document.data,
-        "stringData" => document.string_data,
-        "binaryData" => document.binary_data,
-        _ => None,
-    }?;
-    let at = spans.get(key)?.referenced;
-    (at.line() > 0).then(|| (at.line(), at.column()))
-}
-
-/// A YAML syntax error with its line and column and never a snippet of the file; inside a Secret
-/// not even the parser's words (they may quote what they stumbled on), only where it is.
-fn yaml_error_message(text: &str, error: &serde_saphyr::Error) -> String {
-    let Some(at) = error.location().filter(|l| l.line() > 0) else {
-        return format!("not valid YAML: {error}");
-    };
-    let (line, column) = (at.line(), at.column());
-    match secret_around(text, line) {
-        Some(place) => format!(
-            "line {line}, column {column}: not valid YAML inside {place} (the content is not \
-             shown: it may be secret)"
-        ),
-        None => format!("line {line}, column {column}: not valid YAML: {error}"),
-    }
-}
-
-/// When 1-based `line` of `text` is in a document of kind Secret: "Secret NS/NAME", with the
-/// field and key the line is under where the indentation tells (`stringData` key `password`).
-/// A plain scan of the lines: the YAML could not be parsed.
-fn secret_around(text: &str, line: u64) -> Option<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let here = usize::try_from(line)
-        .ok()?
-        .saturating_sub(1)
-        .min(lines.len());
-    let is_separator = |l: &str| l.starts_with("---");
-    let start = lines[..here]
-        .iter()
-        .rposition(|l| is_separator(l))
-        .map_or(0, |i| i + 1);
-    let end = lines[here..]
-        .iter()
-        .position(|l| is_separator(l))
-        .map_or(lines.len(), |i| here + i);
-    let document = &lines[start..end];
-    fn top<'a>(l: &'a str, key: &str) -> Option<&'a str> {
-        l.strip_prefix(key)
-            .and_then(|rest| rest.strip_prefix(':'))
-            .map(str::trim)
-    }
-    let kind = document.iter().find_map(|l| top(l, "kind"))?;
-    if kind.trim_matches(|c| c == '"' || c == '\'') != "Secret" {
-        return None;
-    }
-    // metadata: {name: x, namespace: y} or a block with indented name:/namespace:.
-    let word = |l: &str, key: &str| {
-        let at = l.find(&format!("{key}:"))?;
-        let before = l[..at].chars().last();
-        if before.is_some_and(|c| c.is_alphanumeric()) {
-            return None;
-        }
-        let value = l[at + key.len() + 1..].trim_start();
-        let value: String = value
-            .chars()
-            .take_while(|c| !matches!(c, ',' | '}' | ' ' | '#'))
-            .collect();
-        (!value.is_empty()).then(|| value.trim_matches(|c| c == '"' || c == '\'').to_string())
-    };
-    let metadata = document.iter().position(|l| top(l, "metadata").is_some());
-    let in_metadata = |key: &str| {
-        let from = metadata?;
-        let mut scope = vec![document[from]];
-        scope.extend(
-            document[from + 1..]
-                .iter()
-                .take_while(|l| l.starts_with(' ') || l.trim().is_empty()),
-        );
-        scope.iter().find_map(|l| word(l, key))
-    };
-    let name = in_metadata("name").unwrap_or_default();
-    let namespace = in_metadata("namespace").unwrap_or_else(|| DEFAULT_NAMESPACE.to_string());
-    let mut place = format!("Secret {namespace}/{name}");
-    // The top-level field the line is under, and the key at that field's first indentation.
-    let local = here
-        .saturating_sub(start)
-        .min(document.len().saturating_sub(1));
-    let field_at = document[..=local]
-        .iter()
-        .rposition(|l| !l.starts_with(' ') && !l.trim().is_empty() && !l.starts_with('#'));
-    if let Some(field_at) = field_at
-        && let Some(field) = ["data", "stringData"]
-            .into_iter()
-            .find(|f| top(document[field_at], f).is_some())
-    {
-        place.push_str(&format!(", {field}"));
-        let children = &document[field_at + 1..=local];
-        let indent = children
-            .iter()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| l.len() - l.trim_start().len());
-        let key = indent.and_then(|indent| {
-            children.iter().rev().find_map(|l| {
-                let own = l.len() - l.trim_start().len();
-                let (key, _) = l.trim_start().split_once(':')?;
-                (own == indent && !key.starts_with('#')).then(|| key.trim().to_string())
-            })
-        });
-        if let Some(key) = key {
-            place.push_str(&format!(" key {key}"));
-        }
-    }
-    Some(place)
 }
 
 /// A `data`-like field of a manifest as strings, each value checked without printing it.
@@ -567,6 +493,42 @@ fn secret_data(doc: &serde_json::Value) -> Result<SourceData, DataError> {
         ..Secret::default()
     };
     Ok(secret_source(secret))
+}
+
+/// The kinds the reader takes as input; the API server's name and size rules are checked on them.
+const KINDS_READ: [&str; 5] = [
+    "KafkaToolConfig",
+    "GlobalClientDefaults",
+    "ConfigMap",
+    "Secret",
+    "Namespace",
+];
+
+/// The most problems of one document shown; the rest are counted.
+const MAX_SHOWN: usize = 10;
+
+/// `(field, why)` pairs as located problems (`spec.env[1]` is the steps `spec`, `env`, 1).
+fn field_problems(problems: Vec<(String, String)>) -> Vec<(Vec<Step>, String)> {
+    problems
+        .into_iter()
+        .map(|(field, why)| {
+            let mut steps = Vec::new();
+            for part in field.split('.').filter(|p| !p.is_empty()) {
+                let (key, index) = match part.split_once('[') {
+                    Some((key, rest)) => (key, rest.trim_end_matches(']').parse::<usize>().ok()),
+                    None => (part, None),
+                };
+                steps.push(Step::Key(key.to_string()));
+                steps.extend(index.map(Step::Index));
+            }
+            let text = if field.is_empty() {
+                why
+            } else {
+                format!("{field}: {why}")
+            };
+            (steps, text)
+        })
+        .collect()
 }
 
 /// The API group of our kinds.

@@ -112,6 +112,14 @@ fn fixtures() -> Vec<(&'static str, String)> {
             ),
         ),
         (
+            // Secret data that is not an address list: the check answers without quoting.
+            "invalid-secret-address",
+            producer(
+                "invalid-secret-address",
+                "  args: {topic: t, bootstrap-server: '${env.V}'}\n  output: {kind: Secret}\n",
+            ),
+        ),
+        (
             "unresolved-in-secret-file",
             producer(
                 "unresolved-in-secret-file",
@@ -182,7 +190,8 @@ fn render_yaml_without_secret_data(text: &str) -> String {
         .join("\n---")
 }
 
-/// Which canaries (plain, base64 or reversed) occur in `text`.
+/// Which canaries (plain, base64, reversed, or as the hex of their SHA-256: a plain digest of a
+/// secret is a guessing oracle) occur in `text`.
 fn leaks(text: &str) -> Vec<String> {
     let b64 = base64::engine::general_purpose::STANDARD;
     CANARIES
@@ -193,10 +202,19 @@ fn leaks(text: &str) -> Vec<String> {
                 (c.to_string(), "plain"),
                 (b64.encode(c), "base64"),
                 (reversed, "reversed"),
+                (sha256_hex(c), "sha256"),
             ]
         })
         .filter(|(needle, _)| text.contains(needle.as_str()))
         .map(|(needle, how)| format!("{needle} ({how})"))
+        .collect()
+}
+
+fn sha256_hex(text: &str) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
         .collect()
 }
 
@@ -259,6 +277,7 @@ fn the_fixtures_reach_the_failures_they_are_for() {
         ("configmap-output", "SensitiveValueInConfigMap"),
         ("deferred", "SensitiveArgument"),
         ("invalid-typed-value", "InvalidValue"),
+        ("invalid-secret-address", "InvalidValue"),
         ("unresolved-in-secret-file", "UnresolvedReference"),
     ];
     for (name, config) in fixtures() {
@@ -298,8 +317,9 @@ fn a_leaking_fixture_is_caught() {
     let dir = tempfile_dir();
     let path = dir.join("leaking.yaml");
     let leaking = format!(
-        "{}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: copied, namespace: team}}\ndata:\n  client.properties: |\n    bootstrap.servers=kafka:9092\n    client.id={VALUE}\n{}",
+        "{}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: copied, namespace: team}}\ndata:\n  client.properties: |\n    bootstrap.servers=kafka:9092\n    client.id={VALUE}\n    custom.digest={}\n{}",
         secrets(),
+        sha256_hex(PASSWORD),
         producer(
             "leaks",
             "  configFiles: [{configMapKeyRef: {name: copied, key: client.properties}}]\n  args: {topic: t}\n"
@@ -317,6 +337,10 @@ fn a_leaking_fixture_is_caught() {
     assert!(
         caught.iter().any(|c| c.contains(VALUE)),
         "the harness missed a canary in a ConfigMap: {caught:?}"
+    );
+    assert!(
+        caught.iter().any(|c| c.ends_with("(sha256)")),
+        "the harness missed a plain digest of a canary: {caught:?}"
     );
 }
 

@@ -37,7 +37,7 @@ fn value(ev: &Evaluation, role: Role, key: &str) -> Option<String> {
     ev.views
         .get(&role)?
         .effective_value(key)
-        .map(|c| c.value.clone())
+        .map(|c| c.value.shown().into_owned())
 }
 
 fn winner_layer(ev: &Evaluation, role: Role, key: &str) -> Option<Layer> {
@@ -437,7 +437,7 @@ fn render_defaults_renders_kafkas_defaults_under_every_layer() {
     assert_eq!(chain[0].layer, Layer::Properties);
     let lowest = chain.last().expect("a chain");
     assert_eq!(
-        (lowest.layer, lowest.value.clone()),
+        (lowest.layer, lowest.value.shown().into_owned()),
         (
             Layer::KafkaDefaults,
             kafka_default("max.in.flight.requests.per.connection")
@@ -553,6 +553,24 @@ metadata: {{name: bad}}
 spec:
 {global_spec}"#
     ))
+}
+
+#[test]
+fn a_server_with_two_role_files_is_refused() {
+    // kafka.Kafka refuses a second positional file (found with the real broker, issue 28)
+    let ev = eval(
+        r#"
+apiVersion: kafkaconfig.dev/v1alpha1
+kind: KafkaToolConfig
+metadata: {name: b, namespace: ns}
+spec:
+  tool: kafka-server
+  roles: [broker, controller]
+  properties: {broker: {node.id: "1", process.roles: "broker,controller"}}
+"#,
+    );
+    assert_eq!(reasons(&ev), vec![Reason::RoleConflict]);
+    assert!(ev.rendered.is_none());
 }
 
 #[test]
@@ -818,7 +836,18 @@ fn explain_redacts_password_keys_and_secret_sourced_values() {
     let entries = kafka_config_operator::cli::explain_entries("ns", "p", &ev, None);
     let json = serde_json::to_string(&entries).expect("json");
     assert!(!json.contains("hunter2"), "{json}");
-    assert!(json.contains("[redacted]"));
+    // Secret data is shown by the Secret key it came from; a plain password by "[redacted]".
+    assert!(
+        json.contains("[from Secret ns/sasl key password]"),
+        "{json}"
+    );
+    let plain = eval(&producer(
+        "  args: {topic: t, bootstrap-server: \"b:1\"}\n  properties: {producer: {ssl.key.password: hunter2}}\n  output: {kind: Secret}\n",
+    ));
+    let entries = kafka_config_operator::cli::explain_entries("ns", "p", &plain, None);
+    let json = serde_json::to_string(&entries).expect("json");
+    assert!(!json.contains("hunter2"), "{json}");
+    assert!(json.contains("[redacted]"), "{json}");
 }
 
 #[test]

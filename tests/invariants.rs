@@ -74,11 +74,14 @@ proptest! {
         let view = &ev.views[&Role::Producer];
         for (k, v) in &property_values {
             let winner = view.effective_value(k).expect("set");
-            prop_assert_eq!(&winner.value, v);
+            prop_assert_eq!(winner.value.as_plain(), Some(v.as_str()));
             prop_assert_eq!(winner.layer, Layer::Properties);
         }
         for (k, v) in file_values.iter().filter(|(k, _)| !property_values.contains_key(*k)) {
-            prop_assert_eq!(&view.effective_value(k).expect("set").value, v);
+            prop_assert_eq!(
+                view.effective_value(k).expect("set").value.as_plain(),
+                Some(v.as_str())
+            );
         }
         // Rendering twice gives identical bytes.
         let again = run(&spec, &sources);

@@ -4,7 +4,9 @@
 # the operator's RBAC checked with `kubectl auth can-i` as its ServiceAccount (impersonation), the
 # operator binary run with the Deployment's args and a real token of the chart's ServiceAccount in
 # both modes (renders, no authorization error, a request outside its role denied),
-# aggregated user roles, upgrade, uninstall, and the Argo CD health checks (lua5.1).
+# aggregated user roles, upgrade, uninstall, OpenShift-style security contexts, use as a subchart,
+# install.yaml (generated from the chart: drift, `kubectl apply -f`, the operator run from it), and
+# the Argo CD health checks run by Argo CD's own Lua code (e2e/argocd).
 # There is no kubelet: pods never run, so the checks are on the API objects.
 # Ends with "N passed, N failed"; exits non-zero on failure. Starts the control plane if needed
 # (never stops it).
@@ -50,7 +52,11 @@ start_chart_operator() { # deployment-name sa-name log
     esac
   done < <(k -n "$ns" get "deployment/$deployment" -o json |
     python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["spec"]["template"]["spec"]["containers"][0]["args"]))')
-  KUBECONFIG="$token_kc" POD_NAME="$deployment-e2e" POD_NAMESPACE="$ns" RUST_LOG=info \
+  # The container's literal env (KCO_LOG_FORMAT, RUST_LOG from logFormat/logLevel) as the pod has it.
+  local op_env=()
+  while IFS= read -r a; do [[ -n "$a" ]] && op_env+=("$a"); done < <(k -n "$ns" get "deployment/$deployment" -o json |
+    python3 -c 'import json,sys; [print(e["name"] + "=" + e["value"]) for e in json.load(sys.stdin)["spec"]["template"]["spec"]["containers"][0].get("env", []) if "value" in e]')
+  env KUBECONFIG="$token_kc" POD_NAME="$deployment-e2e" POD_NAMESPACE="$ns" "${op_env[@]}" \
     "$op_bin" run "${op_args[@]}" >"$op_log" 2>&1 &
   op_pid=$!
 }
@@ -113,6 +119,41 @@ check_contains "replicas > 1 without leader election is refused" "needs leaderEl
 check "replicas=1 without leader election renders" h template x "$chart" --set replicas=1 --set leaderElection.enabled=false
 out="$(h template x "$chart" --set metrics.serviceMonitor.enabled=true 2>&1)"
 check_contains "ServiceMonitor rendered when enabled" "kind: ServiceMonitor" "$out"
+
+# OpenShift's restricted SCC assigns the UID: the chart must render without any fixed ID.
+openshift=(--set podSecurityContext.runAsUser=null --set podSecurityContext.runAsGroup=null
+           --set securityContext.runAsUser=null --set securityContext.runAsGroup=null)
+out="$(h template x "$chart" "${openshift[@]}" 2>&1)"
+check_eq "OpenShift values: no runAsUser/runAsGroup rendered" "" "$(grep -E 'runAs(User|Group):' <<<"$out")"
+check_contains "  ... runAsNonRoot and the restricted profile stay" "runAsNonRoot: true" "$out"
+check "  ... and the API server accepts it (dry run)" \
+  bash -c "'$HELM' template x '$chart' -n $ns ${openshift[*]} | '$KUBECTL' apply --dry-run=server -f -"
+out="$(h template x "$chart" --set logLevel=debug --set logFormat=text 2>&1)"
+check_contains "logFormat=text sets KCO_LOG_FORMAT" $'name: KCO_LOG_FORMAT\n              value: "text"' "$out"
+check_contains "logLevel=debug sets RUST_LOG" $'name: RUST_LOG\n              value: "debug,kube=warn"' "$out"
+out="$(h template x "$chart" --set-json 'extraEnv=[{"name":"RUST_LOG","value":"trace"}]' 2>&1)"
+check_eq "an extraEnv RUST_LOG replaces logLevel's (one RUST_LOG)" 1 "$(grep -c 'name: RUST_LOG' <<<"$out")"
+out="$(h template x "$chart" --set logFormat=xml 2>&1)"
+check_contains "schema rejects logFormat=xml" "at '/logFormat': value must be one of 'json', 'text'" "$out"
+# As a subchart: a parent with `global` values and a `condition:` on this chart's `enabled`.
+parent="$E2E_RUN_DIR/chart-parent"
+rm -rf "$parent"; mkdir -p "$parent"
+cat >"$parent/Chart.yaml" <<PARENT
+apiVersion: v2
+name: platform
+version: 1.0.0
+dependencies:
+  - name: kafka-config-operator
+    version: "$(awk '$1 == "version:" { print $2 }' "$chart/Chart.yaml")"
+    repository: "file://$chart"
+    condition: kafka-config-operator.enabled
+PARENT
+printf 'global:\n  imageRegistry: registry.example.com\nkafka-config-operator:\n  enabled: true\n' >"$parent/values.yaml"
+check "subchart: helm dependency update (file://)" h dependency update "$parent"
+out="$(h template p "$parent" 2>&1)"
+check_contains "subchart: renders with the parent's global values (schema accepts global, enabled)" "kind: Deployment" "$out"
+out="$(h template p "$parent" --set kafka-config-operator.enabled=false 2>&1)"
+check_eq "subchart: condition enabled=false leaves it out" "" "$(grep -E '^kind: Deployment' <<<"$out")"
 
 # The operator engineer keeps the verbs the code uses in e2e/rbac/cluster.yaml; the chart must grant
 # the same (group, resource, verb) set, leases included, no more and no less.
@@ -226,6 +267,8 @@ check_eq "team-b/orders output carries the config hash" \
 check_eq "the output carries no Argo CD tracking label or annotation" "" \
   "$(k -n team-b get configmap orders-kafka -o json | grep -E 'argocd.argoproj.io|"app.kubernetes.io/instance"')"
 check "no authorization error in the operator's log" no_denials
+check "logFormat=json (default): every log line is a JSON object" \
+  python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1]) if l.strip()]' "$op_log"
 check_fails "a request outside the role is denied (get pods in team-b with the chart's token)" \
   k --kubeconfig="$(e2e_sa_token_kubeconfig "$ns" "$full")" -n team-b get pods
 stop_chart_operator
@@ -233,7 +276,7 @@ k -n team-b delete kafkatoolconfig orders --wait=false >/dev/null
 
 echo "# install, namespaced mode (watchNamespaces={team-a})"
 check "helm install $tenant --set watchNamespaces={team-a}" \
-  h install "$tenant" "$chart" -n "$ns" --set 'watchNamespaces={team-a}' --set userRoles.create=false
+  h install "$tenant" "$chart" -n "$ns" --set 'watchNamespaces={team-a}' --set userRoles.create=false --set logFormat=text
 tfull=$tenant-kafka-config-operator
 check_eq "namespaced Roles of $tenant: team-a (watched) and $ns (leader Lease, hash key) only" \
   "$ns/$tfull-hash-key $ns/$tfull-leader-election team-a/$tfull" \
@@ -277,6 +320,8 @@ sleep 3
 check_eq "team-b/invoices (not watched) untouched: no status, no output" "|NotFound" \
   "$(ready_of team-b invoices)|$(k -n team-b get configmap invoices-kafka 2>&1 | grep -o NotFound)"
 check "no authorization error in the tenant operator's log" no_denials
+check_fails "logFormat=text: the tenant operator's log is text, not JSON" \
+  python3 -c 'import json,sys; json.loads(open(sys.argv[1]).readline())' "$op_log"
 check_fails "a request outside the tenant's Roles is denied (list secrets in team-b)" \
   k --kubeconfig="$(e2e_sa_token_kubeconfig "$ns" "$tfull")" -n team-b get secrets
 stop_chart_operator
@@ -327,13 +372,33 @@ check_fails "aggregated roles removed with their release" k get clusterrole kafk
 check "CRD kafkatoolconfigs.kafkaconfig.dev kept" k get crd kafkatoolconfigs.kafkaconfig.dev
 check "CRD globalclientdefaults.kafkaconfig.dev kept" k get crd globalclientdefaults.kafkaconfig.dev
 
-echo "# Argo CD health checks (lua5.1, no string/math)"
+echo "# install.yaml (the chart rendered by scripts/gen-install.sh): drift, kubectl apply -f, the operator it describes"
+check "install.yaml is what the chart renders (bash scripts/gen-install.sh)" env HELM="$HELM" bash "$root/scripts/gen-install.sh" --check
+check "kubectl apply -f install.yaml" k apply -f "$root/install.yaml"
+check "the CRDs of install.yaml are established" \
+  k wait --for=condition=Established --timeout=60s crd/kafkatoolconfigs.kafkaconfig.dev crd/globalclientdefaults.kafkaconfig.dev
+start_chart_operator kafka-config-operator kafka-config-operator "$E2E_RUN_DIR/chart-operator-install-yaml.log"
+check "the operator of install.yaml is ready (its args, env and ServiceAccount token)" operator_ready
+apply_config team-b shipped
+check "team-b/shipped rendered by it: Ready=True" eventually 60 is_ready team-b shipped
+check "no authorization error in its log" no_denials
+stop_chart_operator
+k -n team-b delete kafkatoolconfig shipped --wait=false >/dev/null
+k -n team-b delete configmap shipped-base >/dev/null
+# Everything but the Namespace and the CRDs (other suites use both).
+check "kubectl delete of what install.yaml created" \
+  k delete -f "$root/install.yaml" -l app.kubernetes.io/instance=kafka-config-operator --wait=false
+
+echo "# Argo CD health checks, run by Argo CD's own code (e2e/argocd: argo-cd/v3 util/lua)"
+argocd_bin="$(bash "$root/e2e/go-tool.sh" argocd)" || fail "could not build e2e/argocd"
+dirs=("$chart"/argocd/*/*/)
 while IFS= read -r line; do
   case "$line" in
     "ok     - "*) pass "${line#ok     - }" ;;
     "FAILED - "*) fail "${line#FAILED - }" ;;
+    *) fail "e2e/argocd: unexpected output: $line" ;;
   esac
-done < <(bash "$here/lua_health_test.sh" 2>&1)
+done < <("$argocd_bin" "${dirs[@]%/}" 2>&1)
 
 embedded() {
   python3 - "$root" <<'PY'
@@ -352,5 +417,30 @@ check "docs/argocd.md embeds both health.lua verbatim" embedded
 echo "# Dockerfile"
 # The toolchains stage of scripts/test.sh installs hadolint; a missing linter is a failure, not a skip.
 check "hadolint Dockerfile" hadolint "$root/Dockerfile"
+
+echo "# release workflow (.github/workflows/release.yml cannot run here: lint it, run its steps that can)"
+actionlint_bin="$(bash "$root/e2e/go-tool.sh" actionlint)" || fail "could not build e2e/actionlint"
+check "actionlint .github/workflows/release.yml (with shellcheck on its run: scripts)" \
+  "$actionlint_bin" -shellcheck="$(command -v shellcheck)" "$root/.github/workflows/release.yml"
+while IFS= read -r line; do
+  case "$line" in
+    "ok     - "*) pass "${line#ok     - }" ;;
+    "FAILED - "*) fail "${line#FAILED - }" ;;
+    *) fail "check_workflow.py: $line" ;;
+  esac
+done < <(python3 "$root/.github/release/check_workflow.py" 2>&1)
+check "hadolint .github/release/Dockerfile" hadolint "$root/.github/release/Dockerfile"
+version="$(awk -F'"' '/^version *=/ { print $2; exit }' "$root/Cargo.toml")"
+check_eq "versions.sh v$version (the tag of this version) prints it" "$version" "$(bash "$root/.github/release/versions.sh" "v$version")"
+check_fails "versions.sh refuses a tag that is not the sources' version" bash "$root/.github/release/versions.sh" v999.0.0
+release_dir="$E2E_RUN_DIR/release"
+rm -rf "$release_dir"; mkdir -p "$release_dir"
+check "helm package (the chart job's step)" h package "$chart" --destination "$release_dir"
+check "helm lint --strict of the package" h lint --strict "$release_dir/kafka-config-operator-$version.tgz"
+env HELM="$HELM" bash "$root/scripts/gen-install.sh" --set image.repository=ghcr.io/example/kafka-config-operator \
+  --set "image.tag=$version" >"$release_dir/install.yaml"
+check_contains "the release install.yaml names the released image" \
+  "image: \"ghcr.io/example/kafka-config-operator:$version\"" "$(cat "$release_dir/install.yaml")"
+check "the release install.yaml passes a server-side dry run" k apply --dry-run=server -f "$release_dir/install.yaml"
 
 e2e_finish

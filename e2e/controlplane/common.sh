@@ -49,7 +49,8 @@ go_bin() {
 mod_version() { awk -v m="$2" '($1 == m && $2 != "=>") || ($1 == "require" && $2 == m) { v = ($1 == "require") ? $3 : $2 } END { print v }' "$1"; }
 
 # ---------------------------------------------------------------- build
-# build_group NAME "bin1 bin2" "pkg1 pkg2" LDFLAGS   (binaries and packages pairwise)
+# build_group NAME "bin1 bin2" "pkg1 pkg2" LDFLAGS [MODDIR]   (binaries and packages pairwise;
+# MODDIR defaults to e2e/controlplane/NAME)
 # Builds into BIN_DIR unless every binary exists and the stamp (hash of go.mod, go.sum, go version,
 # flags) matches. Binaries are built into a temp dir and renamed into place, so a running process
 # keeps its (old) inode and a failed build leaves nothing half-written.
@@ -57,7 +58,7 @@ BUILD_RECIPE_REV=1
 REBUILT=()
 
 build_group() {
-  local name=$1 bins=$2 pkgs=$3 ldflags=$4 moddir="$CP_DIR/$1"
+  local name=$1 bins=$2 pkgs=$3 ldflags=$4 moddir="${5:-$CP_DIR/$1}"
   local go; go="$(go_bin)"
   local stamp_file="$BIN_DIR/.stamp-$name" stamp missing=0 b
   stamp="$( { cat "$moddir/go.mod" "$moddir/go.sum"; "$go" version; echo "$ldflags rev=$BUILD_RECIPE_REV"; } | sha256sum | cut -d' ' -f1)"

@@ -49,11 +49,7 @@ pub fn explain_entries(
                 continue;
             }
             let shown = |c: &Contribution| {
-                if ev.is_sensitive(*role, &provenance.key, c) {
-                    REDACTED.to_string()
-                } else {
-                    c.value.clone()
-                }
+                sensitive::shown_value(provenance.def, &provenance.key, c).into_owned()
             };
             let winner = provenance.winner();
             if winner.layer == Layer::KafkaDefaults {
@@ -109,12 +105,12 @@ pub fn explain_entries(
                     continue;
                 }
                 let c = client.contribution;
-                let value = if ev.is_sensitive(*role, &client.key, c)
-                    || ev.is_sensitive(*role, &client.spelling, c)
+                let value = if !c.is_secret_sourced()
+                    && sensitive::is_password_key(*role, &client.spelling)
                 {
                     REDACTED.to_string()
                 } else {
-                    c.value.clone()
+                    ev.shown_value(*role, &client.key, c).into_owned()
                 };
                 entries.push(ExplainEntry {
                     namespace: namespace.to_string(),
@@ -176,15 +172,20 @@ pub fn explain_files(
         .iter()
         .filter(|c| name.is_none_or(|n| n == c.metadata.name))
     {
-        let ev = evaluate_manifest(&workspace, config);
-        if !ev.is_valid() {
+        // The provenance table of one config: its output's fate is `render`'s and `validate`'s.
+        let outcome = super::Outcome {
+            config,
+            ev: evaluate_manifest(&workspace, config),
+            write_failure: None,
+        };
+        if !outcome.ev.is_valid() {
             all_valid = false;
-            report_problems(config, &ev);
+            report_problems(&outcome);
         }
         entries.extend(explain_entries(
             &config.namespace,
             &config.metadata.name,
-            &ev,
+            &outcome.ev,
             key,
         ));
     }

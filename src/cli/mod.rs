@@ -5,6 +5,7 @@
 mod explain;
 #[cfg(feature = "operator")]
 mod live;
+mod placeholder;
 mod render;
 mod validate;
 
@@ -23,6 +24,7 @@ use crate::operator::RunOptions;
 pub use explain::{ExplainEntry, ExplainOverride, explain_entries, explain_files, print_explain};
 #[cfg(feature = "operator")]
 pub use live::explain_live;
+pub use placeholder::{MissingSources, PLACEHOLDER_VALUE, stub_missing};
 pub use render::{render, render_text};
 pub use validate::{validate, validate_text};
 
@@ -79,6 +81,12 @@ pub enum Command {
         /// Also exit 1 when a config has warnings (an `UnknownKey` is usually a typo).
         #[arg(long)]
         strict: bool,
+        /// A referenced ConfigMap or Secret that is not in the files (Secrets kept out of Git):
+        /// `error` (as the operator reports it) or `placeholder` (each of its keys stands in as
+        /// an opaque value, a Secret's as secret material, and everything else is checked; the
+        /// stand-ins are listed on stderr).
+        #[arg(long = "missing-sources", value_enum, default_value_t = MissingSources::Error)]
+        missing_sources: MissingSources,
     },
     /// Print the CustomResourceDefinitions (what crds/ holds).
     #[cfg(feature = "operator")]
@@ -182,13 +190,105 @@ pub fn evaluate_manifest(workspace: &Workspace, config: &ToolConfigManifest) -> 
     })
 }
 
+/// The time of every condition change `validate` prints: offline there is no history to keep a
+/// transition time from, and the wall clock would make two runs on the same files differ.
+pub const OFFLINE_TIME: &str = "1970-01-01T00:00:00Z";
+
+/// A config evaluated, and what writing its output would meet.
+pub struct Outcome<'a> {
+    pub config: &'a ToolConfigManifest,
+    pub ev: Evaluation,
+    /// `(reason, message)` when the write would fail, as the operator reports it in `Ready`:
+    /// `OutputConflict` (another config of the input writes the same object first, or a
+    /// ConfigMap/Secret of the input holds the name and is not this config's) or
+    /// `OutputWriteFailed` (the API server would refuse the object: name, label value).
+    pub write_failure: Option<(String, String)>,
+}
+
+impl Outcome<'_> {
+    /// Valid and writable: what `render` prints and `validate` calls Ready.
+    pub fn is_ok(&self) -> bool {
+        self.ev.is_valid() && self.write_failure.is_none()
+    }
+}
+
+/// Every config of the workspace evaluated, in input order, outputs checked against each other
+/// and against the ConfigMaps and Secrets of the input. `render` and `validate` share it, so
+/// they agree on what fails.
+pub fn outcomes(workspace: &Workspace) -> Vec<Outcome<'_>> {
+    let mut written: std::collections::BTreeMap<(String, String, String), String> =
+        Default::default();
+    let mut out = Vec::new();
+    for config in &workspace.configs {
+        let ev = evaluate_manifest(workspace, config);
+        let mut write_failure = None;
+        if let Some(rendered) = &ev.rendered {
+            let name = crate::output::output_name(&config.spec, rendered);
+            let kind = rendered.kind_str().to_string();
+            let target = (config.namespace.clone(), kind.clone(), name.clone());
+            let existing = crate::manifest::ExistingObject {
+                namespace: config.namespace.clone(),
+                kind: kind.clone(),
+                name: name.clone(),
+            };
+            if let Some(owner) = written.get(&target) {
+                write_failure = Some((
+                    "OutputConflict".to_string(),
+                    format!(
+                        "{kind} {}/{name} is already written by KafkaToolConfig {owner}",
+                        config.namespace
+                    ),
+                ));
+            } else if let Some(owner) = workspace.existing.get(&existing)
+                && owner.as_deref() != Some(config.metadata.name.as_str())
+            {
+                // The operator's own words for an object it does not control.
+                write_failure = Some((
+                    "OutputConflict".to_string(),
+                    format!(
+                        "{kind} {name} already exists and is not controlled by this \
+                         KafkaToolConfig; the operator never overwrites it: delete or rename \
+                         it, or set spec.output.name"
+                    ),
+                ));
+            } else {
+                write_failure = crate::manifest::write_refusal(
+                    &config.metadata.name,
+                    &config.namespace,
+                    &name,
+                    rendered,
+                );
+                if write_failure.is_none() {
+                    written.insert(target, config.metadata.name.clone());
+                }
+            }
+        }
+        out.push(Outcome {
+            config,
+            ev,
+            write_failure,
+        });
+    }
+    out
+}
+
 fn to_json_pretty<T: Serialize>(value: &T) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
 
-fn report_problems(config: &ToolConfigManifest, ev: &Evaluation) {
+fn report_problems(outcome: &Outcome<'_>) {
+    let config = outcome.config;
     let mut stderr = std::io::stderr().lock();
-    for problem in ev.source_problems.iter().chain(&ev.problems) {
+    let failure = outcome
+        .write_failure
+        .iter()
+        .map(|(reason, message)| format!("{reason}: {message}"));
+    let problems = outcome
+        .ev
+        .source_problems
+        .iter()
+        .chain(&outcome.ev.problems);
+    for problem in problems.map(ToString::to_string).chain(failure) {
         let _ = writeln!(
             stderr,
             "KafkaToolConfig {}/{} ({}): {problem}",

@@ -4,8 +4,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use super::{
-    CliError, HashKeyArg, Invalid, RenderFormat, UNKEYED_NOTE, evaluate_manifest, report_problems,
-    to_json_pretty,
+    CliError, HashKeyArg, Invalid, RenderFormat, UNKEYED_NOTE, report_problems, to_json_pretty,
 };
 use crate::manifest::Workspace;
 use crate::output::{self, Owner};
@@ -30,36 +29,12 @@ pub fn render_text(workspace: &Workspace, format: RenderFormat, report: bool) ->
     let mut objects = Vec::new();
     let mut property_files = String::new();
     let mut all_valid = true;
-    let mut written: std::collections::BTreeMap<(String, String), String> = Default::default();
-    for config in &workspace.configs {
-        let ev = evaluate_manifest(workspace, config);
-        if let Some(rendered) = &ev.rendered {
-            // Two configs writing one object: the operator gives the second OutputConflict.
-            let target = (
-                config.namespace.clone(),
-                output::output_name(&config.spec, rendered),
-            );
-            if let Some(owner) = written.get(&target) {
-                all_valid = false;
-                if report {
-                    eprintln!(
-                        "KafkaToolConfig {}/{} ({}): OutputConflict: {} {}/{} is already written by KafkaToolConfig {owner}",
-                        config.namespace,
-                        config.metadata.name,
-                        config.origin,
-                        rendered.kind_str(),
-                        target.0,
-                        target.1
-                    );
-                }
-                continue;
-            }
-            written.insert(target, config.metadata.name.clone());
-        }
-        let Some(rendered) = &ev.rendered else {
+    for outcome in super::outcomes(workspace) {
+        let (config, ev) = (outcome.config, &outcome.ev);
+        let Some(rendered) = ev.rendered.as_ref().filter(|_| outcome.is_ok()) else {
             all_valid = false;
             if report {
-                report_problems(config, &ev);
+                report_problems(&outcome);
             }
             continue;
         };

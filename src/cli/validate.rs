@@ -53,14 +53,24 @@ pub fn validate(
     format: TextFormat,
     hash_key: &HashKeyArg,
     strict: bool,
+    missing_sources: super::MissingSources,
 ) -> Result<Result<(), Invalid>, CliError> {
-    let workspace = hash_key.load(paths)?;
+    let mut workspace = hash_key.load(paths)?;
+    if missing_sources == super::MissingSources::Placeholder {
+        let stubbed = super::stub_missing(&mut workspace);
+        let mut stderr = std::io::stderr().lock();
+        for line in &stubbed {
+            writeln!(stderr, "validate: placeholder for missing {line}")?;
+        }
+        if stubbed.is_empty() {
+            writeln!(stderr, "validate: no missing source needed a placeholder")?;
+        }
+    }
     if workspace.hash_key.is_none() && matches!(format, TextFormat::Json) {
         // Only the JSON output carries `configHash`.
         eprintln!("{UNKEYED_NOTE}");
     }
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let (text, all_valid) = validate_text(&workspace, format, &now);
+    let (text, all_valid) = validate_text(&workspace, format, super::OFFLINE_TIME);
     std::io::stdout().lock().write_all(text.as_bytes())?;
     // `--strict`: a warning fails the gate too (the configs are evaluated again; offline, cheap).
     let warned = strict
@@ -98,14 +108,26 @@ pub fn validate_text(workspace: &Workspace, format: TextFormat, now: &str) -> (S
             },
         });
     }
-    for config in &workspace.configs {
-        let ev = evaluate_manifest(workspace, config);
-        all_valid &= ev.is_valid();
+    for outcome in super::outcomes(workspace) {
+        let (config, ev) = (outcome.config, &outcome.ev);
+        all_valid &= outcome.is_ok();
         let live = Live {
-            hash: ev.rendered.as_ref().map(|r| r.hash.clone()),
-            write_failure: None,
+            hash: ev
+                .rendered
+                .as_ref()
+                .filter(|_| outcome.write_failure.is_none())
+                .map(|r| r.hash.clone()),
+            // As the operator reports them: a conflict is retried (garbage collection may
+            // clear it: Reconciling), a name or label the API server refuses is not (Stalled).
+            write_failure: outcome.write_failure.clone().map(|(reason, message)| {
+                status::WriteFailure {
+                    retried: reason == "OutputConflict",
+                    reason,
+                    message,
+                }
+            }),
         };
-        let status = status::build(&ev, config.metadata.generation, None, &live, now);
+        let status = status::build(ev, config.metadata.generation, None, &live, now);
         entries.push(ValidateEntry {
             api_version: output::API_VERSION,
             kind: "KafkaToolConfig",

@@ -10,13 +10,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::engine::bootstrap;
 use crate::engine::catalogue::tools::{Applied, Tool, ToolCatalogue, version_at_least};
 use crate::engine::layers::Layer;
-use crate::engine::layers::SecretOrigin;
-use crate::engine::model::{PlainArgs, RoleView, SecretArgument};
+use crate::engine::model::{Arg, PlainArgs, RoleView};
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::reference::{self, Bindings, Mode};
 use crate::engine::safe_text;
 use crate::engine::sensitive;
 use crate::engine::spec::{Role, Scalar, ToolConfigSpec};
+use crate::engine::taint::Value;
 
 pub fn check_args(tool: &Tool, spec: &ToolConfigSpec, problems: &mut Vec<Problem>) {
     if tool.select_roles && !spec.args.is_empty() {
@@ -97,7 +97,8 @@ pub fn check_option_values(
             let Some(contribution) = view.effective_value(&option.key) else {
                 continue;
             };
-            if let Some(why) = safe_text::describe_forbidden(&contribution.value) {
+            if let Some((at, c)) = contribution.value.inspect(safe_text::forbidden_char) {
+                let why = safe_text::describe_char(at, c);
                 problems.push(Problem::new(
                     Reason::InvalidValue,
                     contribution.source.clone(),
@@ -116,10 +117,14 @@ pub fn check_option_values(
                 continue;
             };
             // A KIP-297 provider reference is resolved by the client itself.
-            if sensitive::has_provider_reference(&contribution.value, &view.providers) {
+            let providers = &view.providers;
+            if contribution
+                .value
+                .inspect(|text| sensitive::has_provider_reference(text, providers))
+            {
                 continue;
             }
-            if let Some(why) = bootstrap::address_list_problem(&contribution.value) {
+            if let Some(why) = contribution.value.inspect(bootstrap::address_list_problem) {
                 problems.push(Problem::new(
                     Reason::InvalidValue,
                     contribution.source.clone(),
@@ -175,36 +180,32 @@ pub fn resolve_plain(
 ) -> PlainArgs {
     let mut plain = PlainArgs::default();
     let no_providers = BTreeSet::new();
-    let mut resolve =
-        |field: String, argument: String, text: &str, plain: &mut PlainArgs| -> Option<String> {
-            match reference::resolve(text, bindings, &no_providers, mode) {
-                Ok(resolved) => {
-                    if resolved.is_secret() {
-                        plain.secret_args.push(SecretArgument {
-                            argument,
-                            secrets: SecretOrigin::Parts(resolved.secret_parts.clone()).secrets(),
-                        });
-                    }
-                    // A reference can bring a line break in: check what the tool would get (a raw
-                    // one is already reported by `check_args`).
-                    if safe_text::forbidden_char(text).is_none()
-                        && let Some(why) = safe_text::describe_forbidden(&resolved.value)
-                    {
-                        problems.push(Problem::new(
-                            Reason::InvalidArgument,
-                            field,
-                            format!("the value after resolving references {why}"),
-                        ));
-                        return None;
-                    }
-                    Some(resolved.value)
+    let mut resolve = |field: String, text: &str| -> Option<Value> {
+        match reference::resolve(text, bindings, &no_providers, mode) {
+            Ok(value) => {
+                // A reference can bring a line break in: check what the tool would get (a raw
+                // one is already reported by `check_args`).
+                if safe_text::forbidden_char(text).is_none()
+                    && let Some((at, c)) = value.inspect(safe_text::forbidden_char)
+                {
+                    problems.push(Problem::new(
+                        Reason::InvalidArgument,
+                        field,
+                        format!(
+                            "the value after resolving references {}",
+                            safe_text::describe_char(at, c)
+                        ),
+                    ));
+                    return None;
                 }
-                Err(error) => {
-                    source_problems.push(Problem::new(error.reason(), field, error.to_string()));
-                    None
-                }
+                Some(value)
             }
-        };
+            Err(error) => {
+                source_problems.push(Problem::new(error.reason(), field, error.to_string()));
+                None
+            }
+        }
+    };
     for (name, value) in &spec.args {
         if tool.option(name).is_some() {
             continue;
@@ -213,12 +214,7 @@ pub fn resolve_plain(
             Scalar::Bool(true) => plain.options.push((name.clone(), None)),
             Scalar::Bool(false) => {}
             other => {
-                if let Some(value) = resolve(
-                    arg_field(name),
-                    format!("--{name}"),
-                    &other.to_text(),
-                    &mut plain,
-                ) {
+                if let Some(value) = resolve(arg_field(name), &other.to_text()) {
                     plain.options.push((name.clone(), Some(value)));
                 }
             }
@@ -226,8 +222,8 @@ pub fn resolve_plain(
     }
     for (index, arg) in spec.extra_args.iter().enumerate() {
         let field = format!("spec.extraArgs[{index}]");
-        if let Some(value) = resolve(field.clone(), field, arg, &mut plain) {
-            plain.extra.push(value);
+        if let Some(value) = resolve(field.clone(), arg) {
+            plain.extra.push((field, value));
         }
     }
     plain
@@ -243,14 +239,8 @@ fn config_file_option(tool: &Tool, kafka_version: &str) -> Option<String> {
     }
 }
 
-/// What building `tool.args` produced.
-pub struct ToolArgs {
-    pub args: Vec<String>,
-    /// Arguments that carry Secret data (then the output must be a Secret, never Deferred).
-    pub secret_args: Vec<SecretArgument>,
-}
-
-/// Builds `tool.args`; `file_paths` are the mounted paths of the rendered files.
+/// Builds `tool.args`; `file_paths` are the mounted paths of the rendered files. A word that holds
+/// Secret data stays Secret data: the caller decides whether it may be written.
 pub fn build(
     tool: &Tool,
     views: &BTreeMap<Role, RoleView>,
@@ -258,21 +248,27 @@ pub fn build(
     file_paths: &[String],
     kafka_version: &str,
     warnings: &mut Vec<Warning>,
-) -> ToolArgs {
-    let mut args: Vec<String> = Vec::new();
-    let mut secret_args = plain.secret_args.clone();
+) -> Vec<Arg> {
+    let mut args: Vec<Arg> = Vec::new();
+    let word = |text: String| Arg {
+        argument: String::new(),
+        value: Value::Plain(text),
+    };
     let mut extra = plain.extra.iter();
     if tool.subcommand_first
-        && let Some(subcommand) = extra.next()
+        && let Some((field, subcommand)) = extra.next()
     {
-        args.push(subcommand.clone());
+        args.push(Arg {
+            argument: field.clone(),
+            value: subcommand.clone(),
+        });
     }
     if tool.positional_config_file {
-        args.extend(file_paths.iter().cloned());
+        args.extend(file_paths.iter().cloned().map(word));
     } else if let Some(option) = config_file_option(tool, kafka_version) {
         for path in file_paths {
-            args.push(format!("--{option}"));
-            args.push(path.clone());
+            args.push(word(format!("--{option}")));
+            args.push(word(path.clone()));
         }
     }
 
@@ -296,8 +292,11 @@ pub fn build(
             continue;
         };
         if let Some(condition) = &option.only_when {
-            let actual = merged(&feeds, &condition.key).map(|c| c.value.as_str());
-            if !condition.holds(actual) {
+            let holds = match merged(&feeds, &condition.key) {
+                Some(c) => c.value.inspect(|text| condition.holds(Some(text))),
+                None => condition.holds(None),
+            };
+            if !holds {
                 continue;
             }
         }
@@ -333,17 +332,12 @@ pub fn build(
             });
             continue;
         }
-        if let Some(origin) = &value.secret {
-            secret_args.push(SecretArgument {
-                argument: format!("--{}", option.name),
-                secrets: origin.secrets(),
-            });
-        }
+        let argument = format!("--{}", option.name);
         match &option.flag {
             Some(flag_value) => {
-                if &value.value == flag_value {
-                    args.push(format!("--{}", option.name));
-                } else if option.default.as_ref() != Some(&value.value) {
+                if value.value.is(flag_value) {
+                    args.push(word(argument));
+                } else if !option.default.as_deref().is_some_and(|d| value.value.is(d)) {
                     warnings.push(Warning {
                         key: option.key.clone(),
                         role: None,
@@ -361,8 +355,11 @@ pub fn build(
                 }
             }
             None => {
-                args.push(format!("--{}", option.name));
-                args.push(value.value.clone());
+                args.push(word(argument.clone()));
+                args.push(Arg {
+                    argument,
+                    value: value.value.clone(),
+                });
             }
         }
         emitted.insert(option.name.as_str());
@@ -373,9 +370,18 @@ pub fn build(
 
     // Arguments that are not client properties, as given (references resolved).
     for (name, value) in &plain.options {
-        args.push(format!("--{name}"));
-        args.extend(value.iter().cloned());
+        let argument = format!("--{name}");
+        args.push(word(argument.clone()));
+        if let Some(value) = value {
+            args.push(Arg {
+                argument,
+                value: value.clone(),
+            });
+        }
     }
-    args.extend(extra.cloned());
-    ToolArgs { args, secret_args }
+    args.extend(extra.map(|(field, value)| Arg {
+        argument: field.clone(),
+        value: value.clone(),
+    }));
+    args
 }

@@ -6,16 +6,39 @@
 /// The keys whose values are address lists.
 pub const ADDRESS_KEYS: &[&str] = &["bootstrap.servers", "bootstrap.controllers"];
 
-/// Why `value` is not a usable address list, if it is not. Never quotes the value (it may be
-/// Secret-sourced); names the entry by position.
-pub fn address_list_problem(value: &str) -> Option<String> {
+/// Why an address list is not usable: the entry by position and a fixed reason, never any text of
+/// the value (it may be Secret data, checked through `SecretText::inspect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddressProblem {
+    Empty,
+    Entry { position: usize, why: &'static str },
+}
+
+impl std::fmt::Display for AddressProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AddressProblem::Empty => {
+                f.write_str("is empty: the client needs at least one host:port")
+            }
+            AddressProblem::Entry { position, why } => {
+                write!(f, "entry {position} is not host:port ({why})")
+            }
+        }
+    }
+}
+
+/// Why `value` is not a usable address list, if it is not.
+pub fn address_list_problem(value: &str) -> Option<AddressProblem> {
     let trimmed = value.trim();
     if trimmed.is_empty() {
-        return Some("is empty: the client needs at least one host:port".into());
+        return Some(AddressProblem::Empty);
     }
     for (index, entry) in trimmed.split(',').map(str::trim).enumerate() {
         if let Err(why) = check_entry(entry) {
-            return Some(format!("entry {} is not host:port ({why})", index + 1));
+            return Some(AddressProblem::Entry {
+                position: index + 1,
+                why,
+            });
         }
     }
     None
@@ -104,7 +127,9 @@ mod tests {
 
     #[test]
     fn messages_do_not_quote_the_value() {
-        let why = address_list_problem("hunter2").expect("refused");
+        let why = address_list_problem("hunter2")
+            .expect("refused")
+            .to_string();
         assert!(!why.contains("hunter2"), "{why}");
     }
 }

@@ -72,7 +72,7 @@ pub(crate) fn warn_forced_by_tool(
         let Some(user) = view.file_value(key) else {
             continue;
         };
-        if user.layer == Layer::ToolDefaults || &user.value == forced_value {
+        if user.layer == Layer::ToolDefaults || user.value.is(forced_value) {
             continue;
         }
         let message = match precedence {
@@ -131,7 +131,7 @@ pub(crate) fn warn_enforced(role: Role, view: &RoleView, warnings: &mut Vec<Warn
         };
         if winner.layer == Layer::Enforced
             && below.layer != Layer::KafkaDefaults
-            && winner.value != below.value
+            && !winner.value.same_text(&below.value)
         {
             warnings.push(Warning {
                 key: provenance.key.clone(),

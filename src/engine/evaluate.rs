@@ -205,6 +205,20 @@ fn roles_of(tool: &Tool, spec: &ToolConfigSpec, problems: &mut Vec<Problem>) -> 
                 ));
             }
         }
+        // kafka.Kafka takes one server.properties: a second positional file is refused at start
+        // ("Found non argument parameters"). A combined node is one file whose process.roles
+        // names both.
+        if tool.positional_config_file && roles.len() > 1 {
+            problems.push(Problem::new(
+                Reason::RoleConflict,
+                "spec.roles",
+                format!(
+                    "{} reads one configuration file: give one role (a combined node sets \
+                     process.roles=broker,controller in it)",
+                    tool.name
+                ),
+            ));
+        }
         return roles;
     }
     if !spec.roles.is_empty() && spec.roles.iter().any(|r| !tool.roles.contains(r)) {

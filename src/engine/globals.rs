@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::catalogue::tools::ToolCatalogue;
 use crate::engine::outcome::{Problem, Reason};
-use crate::engine::reference::{self, Bindings, Mode};
+use crate::engine::reference;
 use crate::engine::safe_text;
 use crate::engine::sensitive::REDACTED;
 use crate::engine::spec::{
@@ -185,15 +185,10 @@ impl GlobalDefaults {
             .filter_map(|(_, _, values)| values.get("config.providers"))
             .flat_map(|v| reference::provider_names(&v.to_text()))
             .collect();
-        let no_bindings = Bindings::default();
         for (section, values) in self.spec.enforced.iter() {
             for (key, value) in values.iter() {
                 let text = value.to_text();
-                let refused =
-                    match reference::resolve(&text, &no_bindings, &providers, Mode::Lenient) {
-                        Ok(resolved) => resolved.substituted,
-                        Err(_) => true,
-                    };
+                let refused = reference::substitutes(&text, &providers);
                 if refused {
                     problems.push(Problem::new(
                         Reason::InvalidValue,

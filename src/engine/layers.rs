@@ -5,7 +5,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::engine::catalogue::configs::ConfigKey;
-use crate::engine::reference::SecretPart;
+use crate::engine::taint::Value;
 
 /// A precedence layer. The derived order is the Modern order, lowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -58,54 +58,27 @@ impl fmt::Display for Layer {
     }
 }
 
-/// Where a Secret-held value sits, so `output.secrets: Deferred` can write a reference instead.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SecretOrigin {
-    /// Substitutions of Secret-sourced `${env.X}` references inside the value.
-    Parts(Vec<SecretPart>),
-    /// The whole value is a key of a `.properties` file held in a Secret.
-    File {
-        secret: String,
-        file_key: String,
-        property: String,
-    },
-}
-
-impl SecretOrigin {
-    /// The Secrets the value came from (names only).
-    pub fn secrets(&self) -> Vec<String> {
-        let mut names: Vec<String> = match self {
-            SecretOrigin::Parts(parts) => parts.iter().map(|p| p.secret.clone()).collect(),
-            SecretOrigin::File { secret, .. } => vec![secret.clone()],
-        };
-        names.sort();
-        names.dedup();
-        names
-    }
-}
-
-/// One layer's value for a key. `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
+/// One layer's value for a key; a value derived from a Secret is Secret data ([`Value::Secret`]).
+/// `Debug` (redacted): `engine::secret`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Contribution {
     pub layer: Layer,
     /// Human-readable origin: `configFiles[0] base-client/client.properties:2`, `args.topic`, …
     pub source: String,
-    pub value: String,
-    pub secret: Option<SecretOrigin>,
+    pub value: Value,
 }
 
 impl Contribution {
-    pub fn new(layer: Layer, source: impl Into<String>, value: impl Into<String>) -> Self {
+    pub fn new(layer: Layer, source: impl Into<String>, value: impl Into<Value>) -> Self {
         Self {
             layer,
             source: source.into(),
             value: value.into(),
-            secret: None,
         }
     }
 
     pub fn is_secret_sourced(&self) -> bool {
-        self.secret.is_some()
+        self.value.is_secret()
     }
 
     /// How the contribution is named in `status.shadowed`: the source for files (so the line is

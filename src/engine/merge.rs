@@ -7,34 +7,33 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::catalogue::tools::{Applied, OnlyWhen, Tool, ToolOption};
 use crate::engine::globals::{GlobalDefaults, role_entries};
-use crate::engine::layers::{Contribution, Layer, Provenance, SecretOrigin};
+use crate::engine::layers::{Contribution, Layer, Provenance};
 use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::reference::{self, Bindings, Mode};
 use crate::engine::render::{DIRECTORY_PROVIDER, FILE_PROVIDER};
-use crate::engine::sources::{LoadedFile, SourceKind};
+use crate::engine::sources::LoadedFile;
 use crate::engine::spec::{Precedence, Role, Scalar, ToolConfigSpec, properties_label};
+use crate::engine::taint::{SecretOrigin, Value};
 
-/// A value before references are resolved.
+/// A value before references are resolved (Secret data when read from a Secret's file).
 pub(crate) struct Raw<'a> {
     key: &'a str,
     layer: Layer,
     source: String,
-    text: String,
-    file_secret: Option<(&'a str, &'a str)>,
+    text: Value,
     /// Set for values an option contributes only under a condition (`onlyWhen`).
     only_when: Option<&'a OnlyWhen>,
 }
 
 impl<'a> Raw<'a> {
-    /// A value with no Secret file behind it and no condition.
-    fn new(key: &'a str, layer: Layer, source: String, text: String) -> Self {
+    /// A value with no condition.
+    fn new(key: &'a str, layer: Layer, source: String, text: impl Into<Value>) -> Self {
         Raw {
             key,
             layer,
             source,
-            text,
-            file_secret: None,
+            text: text.into(),
             only_when: None,
         }
     }
@@ -148,17 +147,13 @@ pub(crate) fn collect<'a>(
             continue;
         }
         let file_label = file.source_file();
-        let file_secret = (file.kind == SourceKind::Secret).then_some((&*file.object, &*file.key));
         for entry in &file.entries {
-            raws.push(Raw {
-                file_secret,
-                ..Raw::new(
-                    &entry.key,
-                    Layer::ConfigFiles,
-                    line_label(&file_label, entry.line),
-                    entry.value.clone(),
-                )
-            });
+            raws.push(Raw::new(
+                &entry.key,
+                Layer::ConfigFiles,
+                line_label(&file_label, entry.line),
+                entry.value.clone(),
+            ));
         }
     }
 
@@ -217,7 +212,10 @@ pub(crate) fn collect<'a>(
                     .iter()
                     .rev()
                     .find(|r| r.key == condition.key && r.only_when.is_none());
-                condition.holds(value.map(|r| r.text.as_str()))
+                match value {
+                    Some(r) => r.text.inspect(|text| condition.holds(Some(text))),
+                    None => condition.holds(None),
+                }
             })
         })
         .collect();
@@ -255,37 +253,24 @@ fn contribution(
 ) -> Result<Contribution, Problem> {
     let text = std::mem::take(&mut raw.text);
     let source = std::mem::take(&mut raw.source);
-    let resolved = match reference::resolve_owned(text, bindings, providers, mode) {
-        Ok(resolved) => resolved,
-        Err(error) => {
-            let reason = error.reason();
-            // A reference inside a value read from a Secret file is Secret content: say what is
-            // wrong and where, never the reference's text.
-            let message = match raw.file_secret {
-                Some((secret, file_key)) => format!(
-                    "a value read from Secret {secret} key {file_key} has a reference that cannot be \
-                     resolved ({reason}; the reference is not shown: it is part of the Secret)"
-                ),
-                None => format!("{}: {error}", raw.key),
-            };
-            return Err(Problem::new(reason, source, message));
-        }
-    };
-    let secret = match raw.file_secret {
-        Some((secret, file_key)) => Some(SecretOrigin::File {
-            secret: secret.to_string(),
-            file_key: file_key.to_string(),
-            property: raw.key.to_string(),
+    let from_secret = text.is_secret();
+    match reference::resolve_value(text, bindings, providers, mode) {
+        Ok(value) => Ok(Contribution {
+            layer: raw.layer,
+            source,
+            value,
         }),
-        None if resolved.is_secret() => Some(SecretOrigin::Parts(resolved.secret_parts)),
-        None => None,
-    };
-    Ok(Contribution {
-        layer: raw.layer,
-        source,
-        value: resolved.value,
-        secret,
-    })
+        Err(error) => {
+            // Inside Secret data the error names the Secret, never the reference, and the key
+            // (which may be Secret content too) is left out.
+            let message = if from_secret {
+                error.to_string()
+            } else {
+                format!("{}: {error}", raw.key)
+            };
+            Err(Problem::new(error.reason(), source, message))
+        }
+    }
 }
 
 /// Resolves references and builds each key's chain, highest precedence first, ending with Kafka's
@@ -302,8 +287,10 @@ pub(crate) fn resolve(
         .iter()
         .rev()
         .find(|r| r.key == "config.providers")
-        .and_then(|r| reference::resolve(&r.text, bindings, &BTreeSet::new(), Mode::Lenient).ok())
-        .map(|r| reference::provider_names(&r.value))
+        .and_then(|r| r.text.as_plain())
+        .and_then(|text| reference::resolve(text, bindings, &BTreeSet::new(), Mode::Lenient).ok())
+        // Provider names read from a Secret are not used: they would be echoed as plain text.
+        .and_then(|value| value.as_plain().map(reference::provider_names))
         .unwrap_or_default();
     // Each key's values, lowest layer first: (key, position) of every raw, in order.
     let mut order: Vec<(&str, usize)> = raws.iter().map(|r| r.key).zip(0..).collect();
@@ -398,7 +385,7 @@ pub(crate) fn choose_one_connection(
 pub(crate) fn declare_deferred_providers(role: Role, view: &mut RoleView) {
     let (mut dir, mut file) = (false, false);
     for (_, contribution) in view.file_entries() {
-        match contribution.secret.as_ref() {
+        match contribution.value.secret().map(|s| s.origin()) {
             Some(SecretOrigin::Parts(_)) => dir = true,
             Some(SecretOrigin::File { .. }) => file = true,
             None => {}
@@ -409,8 +396,9 @@ pub(crate) fn declare_deferred_providers(role: Role, view: &mut RoleView) {
     }
     let mut names: Vec<String> = view
         .file_value("config.providers")
-        .map(|c| {
-            c.value
+        .and_then(|c| c.value.as_plain())
+        .map(|value| {
+            value
                 .split(',')
                 .map(|s| s.trim().to_string())
                 .filter(|s| !s.is_empty())
@@ -434,7 +422,7 @@ pub(crate) fn declare_deferred_providers(role: Role, view: &mut RoleView) {
     let joined = names.join(",");
     if view
         .file_value("config.providers")
-        .is_none_or(|c| c.value != joined)
+        .is_none_or(|c| !c.value.is(&joined))
     {
         add_operator_value(view, role, "config.providers", &joined, source);
     }

@@ -3,7 +3,7 @@
 //! `connector.client.config.override.policy` is not `All`. The rendered `mm2.properties` carries
 //! the resolved per-cluster keys, so no setting depends on how a MirrorMaker release reads them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::globals::GlobalDefaults;
@@ -63,17 +63,21 @@ fn inherited_by_clusters(key: &str) -> bool {
 /// `MirrorMakerConfig.clusterProps` copies into clients). For `explain`.
 pub fn cluster_clients(view: &RoleView) -> Vec<ClusterClientValue<'_>> {
     let value = |key: &str| view.effective_value(key);
+    // Cluster names read from a Secret are not used: each would be shown in `explain`.
     let clusters: Vec<String> = value("clusters")
-        .map(|c| {
-            c.value
+        .and_then(|c| c.value.as_plain())
+        .map(|clusters| {
+            clusters
                 .split(',')
                 .map(|c| c.trim().to_string())
                 .filter(|c| !c.is_empty())
                 .collect()
         })
         .unwrap_or_default();
-    let overrides_apply =
-        value(POLICY_KEY).is_none_or(|p| p.value.trim().eq_ignore_ascii_case("All"));
+    let overrides_apply = value(POLICY_KEY).is_none_or(|p| {
+        p.value
+            .inspect(|policy| policy.trim().eq_ignore_ascii_case("All"))
+    });
     let mut out = Vec::new();
     for cluster in &clusters {
         for client in OVERRIDE_ROLES {
@@ -230,7 +234,14 @@ const POLICY_KEY: &str = "connector.client.config.override.policy";
 const OVERRIDE_ROLES: [&str; 3] = ["producer", "consumer", "admin"];
 
 /// Expands `{role}.override.k` into `{cluster}.{role}.k` for every cluster that does not set it.
-pub fn resolve_overrides(content: &mut BTreeMap<String, String>, warnings: &mut Vec<Warning>) {
+/// `secret_keys` are the keys whose values are Secret data (the content is bound for a Secret):
+/// warnings do not quote those (`clusters`, the policy).
+pub fn resolve_overrides(
+    content: &mut BTreeMap<String, String>,
+    secret_keys: &BTreeSet<&str>,
+    warnings: &mut Vec<Warning>,
+) {
+    let clusters_secret = secret_keys.contains("clusters");
     let clusters: Vec<String> = content
         .get("clusters")
         .map(|v| {
@@ -257,6 +268,11 @@ pub fn resolve_overrides(content: &mut BTreeMap<String, String>, warnings: &mut 
     for (key, role, value) in overrides {
         let override_key = format!("{role}.override.{key}");
         if !policy.eq_ignore_ascii_case("All") {
+            let policy = if secret_keys.contains(POLICY_KEY) {
+                "a value from a Secret"
+            } else {
+                &policy
+            };
             warnings.push(warning(
                 &override_key,
                 format!("{override_key} is ignored: {POLICY_KEY} is {policy}, not All (KIP-781)"),
@@ -268,7 +284,15 @@ pub fn resolve_overrides(content: &mut BTreeMap<String, String>, warnings: &mut 
             match content.get(&cluster_key) {
                 Some(existing) if existing != &value => warnings.push(warning(
                     &override_key,
-                    format!("{cluster_key} beats {override_key} for cluster {cluster} (KIP-781)"),
+                    if clusters_secret {
+                        format!(
+                            "a per-cluster {role}.{key} beats {override_key} for a cluster named in a Secret (KIP-781)"
+                        )
+                    } else {
+                        format!(
+                            "{cluster_key} beats {override_key} for cluster {cluster} (KIP-781)"
+                        )
+                    },
                 )),
                 Some(_) => {}
                 None => {
@@ -307,7 +331,7 @@ mod tests {
             ("b.producer.acks", "all"),
         ]);
         let mut warnings = Vec::new();
-        resolve_overrides(&mut content, &mut warnings);
+        resolve_overrides(&mut content, &BTreeSet::new(), &mut warnings);
         assert_eq!(content["a.producer.acks"], "1");
         assert_eq!(content["b.producer.acks"], "all");
         assert_eq!(warnings.len(), 1);
@@ -326,7 +350,7 @@ mod tests {
             ("b.admin.request.timeout.ms", "30000"),
         ]);
         let mut warnings = Vec::new();
-        resolve_overrides(&mut content, &mut warnings);
+        resolve_overrides(&mut content, &BTreeSet::new(), &mut warnings);
         assert_eq!(content["a.admin.request.timeout.ms"], "60000");
         assert_eq!(content["b.admin.request.timeout.ms"], "30000");
         assert_eq!(warnings.len(), 1);
@@ -344,10 +368,32 @@ mod tests {
             ("connector.client.config.override.policy", "None"),
         ]);
         let mut warnings = Vec::new();
-        resolve_overrides(&mut ignored, &mut warnings);
+        resolve_overrides(&mut ignored, &BTreeSet::new(), &mut warnings);
         assert!(!ignored.contains_key("a.admin.request.timeout.ms"));
         assert_eq!(warnings[0].key, "admin.override.request.timeout.ms");
         assert_eq!(warnings[0].reason, Reason::OverrideIgnored);
+    }
+
+    #[test]
+    fn warnings_do_not_quote_secret_cluster_names_or_policy() {
+        let secret = BTreeSet::from(["clusters", POLICY_KEY]);
+        let mut content = map(&[
+            ("clusters", "hunter2"),
+            ("admin.override.request.timeout.ms", "60000"),
+            ("hunter2.admin.request.timeout.ms", "30000"),
+        ]);
+        let mut warnings = Vec::new();
+        resolve_overrides(&mut content, &secret, &mut warnings);
+        let mut ignored = map(&[
+            ("clusters", "a"),
+            ("admin.override.request.timeout.ms", "60000"),
+            (POLICY_KEY, "hunter3"),
+        ]);
+        resolve_overrides(&mut ignored, &secret, &mut warnings);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        for warning in &warnings {
+            assert!(!warning.message.contains("hunter"), "{}", warning.message);
+        }
     }
 
     #[test]
@@ -358,7 +404,7 @@ mod tests {
             ("connector.client.config.override.policy", "None"),
         ]);
         let mut warnings = Vec::new();
-        resolve_overrides(&mut content, &mut warnings);
+        resolve_overrides(&mut content, &BTreeSet::new(), &mut warnings);
         assert!(!content.contains_key("a.consumer.max.poll.records"));
         assert_eq!(warnings[0].reason, Reason::OverrideIgnored);
         assert!(warnings[0].message.contains("is ignored"));

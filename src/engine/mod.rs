@@ -23,6 +23,7 @@ pub mod sensitive;
 pub mod sources;
 pub mod spec;
 pub mod suggest;
+pub mod taint;
 pub mod tool_cli;
 pub mod validate;
 

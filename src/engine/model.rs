@@ -12,6 +12,7 @@ use crate::engine::outcome::{Problem, Shadowed, Warning};
 use crate::engine::sensitive;
 use crate::engine::sources::{SourceRef, Sources};
 use crate::engine::spec::{OutputKind, Role, ToolConfigSpec};
+use crate::engine::taint::Value;
 
 /// Everything one evaluation needs.
 pub struct Request<'a> {
@@ -124,22 +125,23 @@ pub fn file_contribution(provenance: &Provenance) -> Option<&Contribution> {
 }
 
 /// Arguments that map to no client property and `extraArgs`, with their references resolved
-/// (every value of every layer is resolved, arguments included).
+/// (every value of every layer is resolved, arguments included); a value a Secret-sourced
+/// reference built is Secret data.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PlainArgs {
     /// `(option name, value)`; `None` for a flag given as `true`.
-    pub options: Vec<(String, Option<String>)>,
-    pub extra: Vec<String>,
-    /// Arguments whose resolved value holds Secret data: (argument, the Secrets).
-    pub secret_args: Vec<SecretArgument>,
+    pub options: Vec<(String, Option<Value>)>,
+    /// `(spec.extraArgs[i], value)`.
+    pub extra: Vec<(String, Value)>,
 }
 
-/// An argument of `tool.args` whose value holds Secret data: named, never shown.
+/// One word of `tool.args`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SecretArgument {
-    /// `--bootstrap-server`, or `spec.extraArgs[2]`.
+pub struct Arg {
+    /// How a message names the argument the word belongs to: `--bootstrap-server`,
+    /// `spec.extraArgs[2]`.
     pub argument: String,
-    pub secrets: Vec<String>,
+    pub value: Value,
 }
 
 /// The result of evaluating one KafkaToolConfig.
@@ -188,9 +190,15 @@ impl Evaluation {
         }
     }
 
-    /// Whether a value shown to people must be redacted.
-    pub fn is_sensitive(&self, role: Role, key: &str, contribution: &Contribution) -> bool {
-        contribution.is_secret_sourced() || sensitive::is_password_key(role, key)
+    /// How `explain` shows a value of `key`: [`sensitive::shown_value`] for the role.
+    pub fn shown_value<'c>(
+        &self,
+        role: Role,
+        key: &str,
+        contribution: &'c Contribution,
+    ) -> std::borrow::Cow<'c, str> {
+        let def = crate::engine::catalogue::configs::ConfigCatalogue::get().key(role, key);
+        sensitive::shown_value(def, key, contribution)
     }
 }
 

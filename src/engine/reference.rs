@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::outcome::Reason;
 use crate::engine::safe_text;
+use crate::engine::taint::{TextBuilder, Value};
 
 /// No single value may expand beyond what an output object can hold (`render::MAX_OUTPUT_BYTES`).
 pub const MAX_EXPANDED_VALUE: usize = 1_000_000;
@@ -18,34 +19,13 @@ pub const MAX_EXPANDED_VALUE: usize = 1_000_000;
 /// (a 200 KB manifest that references a 100 KB value 10,000 times would otherwise build 1 GB).
 pub const EXPANSION_BUDGET: usize = 16 * MAX_EXPANDED_VALUE;
 
-/// What a name resolves to, and whether the value is secret material.
-/// `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Binding {
-    pub value: String,
-    pub origin: BindingOrigin,
-}
-
-/// Where a bound value came from: decides redaction, and how `output.secrets: Deferred` writes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BindingOrigin {
-    Literal,
-    ConfigMap { name: String, key: String },
-    Secret { name: String, key: String },
-}
-
-impl BindingOrigin {
-    pub fn is_secret(&self) -> bool {
-        matches!(self, Self::Secret { .. })
-    }
-}
-
-/// Values for references: system properties by name, env entries by `env.`-less name, and what
-/// substitutions may still add in this evaluation (checked while building, not after).
+/// Values for references: system properties by name, env entries by `env.`-less name (an entry
+/// read from a Secret is Secret data), and what substitutions may still add in this evaluation
+/// (checked while building, not after).
 #[derive(Debug, Clone)]
 pub struct Bindings {
-    pub system_properties: BTreeMap<String, Binding>,
-    pub env: BTreeMap<String, Binding>,
+    pub system_properties: BTreeMap<String, Value>,
+    pub env: BTreeMap<String, Value>,
     expansion_left: Cell<usize>,
 }
 
@@ -61,16 +41,16 @@ impl Default for Bindings {
 
 impl Bindings {
     /// Takes `len` bytes of expansion for a value that is `current` bytes long so far.
-    fn expand(&self, current: usize, len: usize) -> Result<(), ReferenceError> {
+    fn expand(&self, current: usize, len: usize) -> Result<(), Failure> {
         let left = self.expansion_left.get();
         if current.saturating_add(len) > MAX_EXPANDED_VALUE {
-            return Err(ReferenceError::TooLarge {
+            return Err(Failure::TooLarge {
                 limit: MAX_EXPANDED_VALUE,
                 what: "one value",
             });
         }
         if len > left {
-            return Err(ReferenceError::TooLarge {
+            return Err(Failure::TooLarge {
                 limit: EXPANSION_BUDGET,
                 what: "all values together",
             });
@@ -79,7 +59,7 @@ impl Bindings {
         Ok(())
     }
 
-    fn lookup(&self, name: &str) -> Option<&Binding> {
+    fn lookup(&self, name: &str) -> Option<&Value> {
         match name.strip_prefix("env.") {
             Some(env_name) => self.env.get(env_name),
             None => self.system_properties.get(name),
@@ -110,13 +90,67 @@ pub enum ReferenceError {
     Nested { offset: usize },
     #[error("references expand {what} beyond {limit} bytes")]
     TooLarge { limit: usize, what: &'static str },
+    /// A reference inside Secret data (a value of a Secret file) names no value: said with the
+    /// Secret key, never the reference's text, which is part of the Secret.
+    #[error(
+        "a value {from} has a reference that cannot be resolved (the reference is not shown: it is part of the Secret)"
+    )]
+    UnresolvedInSecret { from: String },
+}
+
+/// Why [`substitute`] stopped: `Copy`, so it can leave [`SecretText::derive`] without carrying
+/// any of the text it was built from (the reference's position, not its text).
+///
+/// [`SecretText::derive`]: crate::engine::taint::SecretText::derive
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Failure {
+    Unresolved { body: (usize, usize) },
+    Unterminated { offset: usize },
+    Nested { offset: usize },
+    TooLarge { limit: usize, what: &'static str },
+}
+
+impl Failure {
+    /// The error for a text the caller may quote.
+    fn in_plain(self, text: &str) -> ReferenceError {
+        self.textless().unwrap_or_else(|(start, end)| {
+            let body = &text[start..end];
+            ReferenceError::Unresolved {
+                text: abbreviate(body),
+                names: Reference::parse(body)
+                    .names
+                    .iter()
+                    .take(5)
+                    .map(|n| abbreviate(n))
+                    .collect(),
+            }
+        })
+    }
+
+    /// The error for Secret data, `from` being its redaction.
+    fn in_secret(self, from: String) -> ReferenceError {
+        self.textless()
+            .unwrap_or(ReferenceError::UnresolvedInSecret { from })
+    }
+
+    /// The error when it quotes nothing; else where the unresolved reference's body is.
+    fn textless(self) -> Result<ReferenceError, (usize, usize)> {
+        match self {
+            Failure::Unresolved { body } => Err(body),
+            Failure::Unterminated { offset } => Ok(ReferenceError::Unterminated { offset }),
+            Failure::Nested { offset } => Ok(ReferenceError::Nested { offset }),
+            Failure::TooLarge { limit, what } => Ok(ReferenceError::TooLarge { limit, what }),
+        }
+    }
 }
 
 impl ReferenceError {
     /// The condition reason it is reported under.
     pub fn reason(&self) -> Reason {
         match self {
-            ReferenceError::Unresolved { .. } => Reason::UnresolvedReference,
+            ReferenceError::Unresolved { .. } | ReferenceError::UnresolvedInSecret { .. } => {
+                Reason::UnresolvedReference
+            }
             ReferenceError::Unterminated { .. } | ReferenceError::Nested { .. } => {
                 Reason::ParseError
             }
@@ -125,60 +159,62 @@ impl ReferenceError {
     }
 }
 
-/// A resolved value, with what it was built from. `Debug` (redacted): `engine::secret`.
-#[derive(Clone, PartialEq, Eq, Default)]
-pub struct Resolved {
-    pub value: String,
-    /// Secret-sourced bindings substituted into the value (for redaction and `Deferred`).
-    pub secret_parts: Vec<SecretPart>,
-    /// Whether any substitution happened at all.
-    pub substituted: bool,
-}
-
-impl Resolved {
-    pub fn is_secret(&self) -> bool {
-        !self.secret_parts.is_empty()
-    }
-}
-
-/// One Secret-sourced substitution: where in the value it sits and which Secret key it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SecretPart {
-    pub range: std::ops::Range<usize>,
-    pub secret: String,
-    pub key: String,
-}
-
-/// [`resolve`] of an owned text: a value without references is moved, not copied (most values).
-pub fn resolve_owned(
-    text: String,
+/// [`resolve`] of a value: plain text without references is moved, not copied (most values);
+/// Secret data is resolved inside its type and stays Secret data.
+pub fn resolve_value(
+    value: Value,
     bindings: &Bindings,
     providers: &BTreeSet<String>,
     mode: Mode,
-) -> Result<Resolved, ReferenceError> {
-    if !text.contains("${") {
-        return Ok(Resolved {
-            value: text,
-            ..Resolved::default()
-        });
+) -> Result<Value, ReferenceError> {
+    match value {
+        Value::Plain(text) if !text.contains("${") => Ok(Value::Plain(text)),
+        Value::Plain(text) => resolve(&text, bindings, providers, mode),
+        Value::Secret(secret) => secret
+            .derive(|text, out| substitute(text, bindings, providers, mode, out).map(drop))
+            .map_err(|failure| failure.in_secret(secret.redacted())),
     }
-    resolve(&text, bindings, providers, mode)
 }
 
-/// Resolves every reference in `text`.
+/// Resolves every reference in `text`; the result is Secret data when a Secret-sourced value was
+/// substituted into it.
 pub fn resolve(
     text: &str,
     bindings: &Bindings,
     providers: &BTreeSet<String>,
     mode: Mode,
-) -> Result<Resolved, ReferenceError> {
+) -> Result<Value, ReferenceError> {
     if !text.contains("${") {
-        return Ok(Resolved {
-            value: text.to_string(),
-            ..Resolved::default()
-        });
+        return Ok(Value::Plain(text.to_string()));
     }
-    let mut out = Resolved::default();
+    let mut out = TextBuilder::default();
+    substitute(text, bindings, providers, mode, &mut out).map_err(|f| f.in_plain(text))?;
+    Ok(out.finish())
+}
+
+/// Whether resolving `text` would substitute anything (a reference that is not `$${` and not
+/// a declared provider's), or fail.
+pub fn substitutes(text: &str, providers: &BTreeSet<String>) -> bool {
+    substitute(
+        text,
+        &Bindings::default(),
+        providers,
+        Mode::Lenient,
+        &mut TextBuilder::default(),
+    )
+    .unwrap_or(true)
+}
+
+/// Writes `text` with its references substituted into `out`; whether any reference was
+/// substituted.
+fn substitute(
+    text: &str,
+    bindings: &Bindings,
+    providers: &BTreeSet<String>,
+    mode: Mode,
+    out: &mut TextBuilder,
+) -> Result<bool, Failure> {
+    let mut substituted = false;
     let bytes = text.as_bytes();
     let mut i = 0;
     let mut literal_start = 0;
@@ -188,8 +224,8 @@ pub fn resolve(
             continue;
         }
         if text[i..].starts_with("$${") {
-            out.value.push_str(&text[literal_start..i]);
-            out.value.push_str("${");
+            out.push_str(&text[literal_start..i]);
+            out.push_str("${");
             i += 3;
             literal_start = i;
             continue;
@@ -200,49 +236,35 @@ pub fn resolve(
         }
         let Some(close) = text[i + 2..].find('}') else {
             match mode {
-                Mode::Strict => return Err(ReferenceError::Unterminated { offset: i }),
+                Mode::Strict => return Err(Failure::Unterminated { offset: i }),
                 Mode::Lenient => break,
             }
         };
         let body = &text[i + 2..i + 2 + close];
         if body.contains("${") {
-            return Err(ReferenceError::Nested { offset: i });
+            return Err(Failure::Nested { offset: i });
         }
-        out.value.push_str(&text[literal_start..i]);
+        out.push_str(&text[literal_start..i]);
         let end = i + 2 + close + 1;
         let reference = Reference::parse(body);
         if reference.is_provider_reference(providers) {
-            out.value.push_str(&text[i..end]);
+            out.push_str(&text[i..end]);
         } else {
-            out.substituted = true;
-            let start = out.value.len();
+            substituted = true;
             match reference.first_bound(bindings) {
-                Some(binding) => {
-                    bindings.expand(out.value.len(), binding.value.len())?;
-                    out.value.push_str(&binding.value);
-                    if let BindingOrigin::Secret { name, key } = &binding.origin {
-                        out.secret_parts.push(SecretPart {
-                            range: start..out.value.len(),
-                            secret: name.clone(),
-                            key: key.clone(),
-                        });
-                    }
+                Some(value) => {
+                    bindings.expand(out.len(), value.len())?;
+                    out.push_value(value);
                 }
                 None => match (reference.default, mode) {
                     (Some(default), _) => {
-                        bindings.expand(out.value.len(), default.len())?;
-                        out.value.push_str(default)
+                        bindings.expand(out.len(), default.len())?;
+                        out.push_str(default)
                     }
                     (None, Mode::Lenient) => {}
                     (None, Mode::Strict) => {
-                        return Err(ReferenceError::Unresolved {
-                            text: abbreviate(body),
-                            names: reference
-                                .names
-                                .iter()
-                                .take(5)
-                                .map(|n| abbreviate(n))
-                                .collect(),
+                        return Err(Failure::Unresolved {
+                            body: (i + 2, i + 2 + close),
                         });
                     }
                 },
@@ -251,8 +273,8 @@ pub fn resolve(
         i = end;
         literal_start = i;
     }
-    out.value.push_str(&text[literal_start..]);
-    Ok(out)
+    out.push_str(&text[literal_start..]);
+    Ok(substituted)
 }
 
 /// Messages quote references; a hostile 100 KB one must not become a 100 KB condition.
@@ -285,7 +307,7 @@ impl<'a> Reference<'a> {
         self.default.is_some() && self.names.len() == 1 && providers.contains(self.names[0])
     }
 
-    fn first_bound(&self, bindings: &'a Bindings) -> Option<&'a Binding> {
+    fn first_bound(&self, bindings: &'a Bindings) -> Option<&'a Value> {
         self.names.iter().find_map(|name| bindings.lookup(name))
     }
 }
@@ -303,11 +325,17 @@ pub fn provider_names(config_providers: &str) -> BTreeSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::taint::{SecretOrigin, SecretSource, SecretText};
 
-    fn literal(v: &str) -> Binding {
-        Binding {
-            value: v.to_string(),
-            origin: BindingOrigin::Literal,
+    fn literal(v: &str) -> Value {
+        Value::Plain(v.to_string())
+    }
+
+    /// The text of a result, whatever its kind (tests only).
+    fn text_of(value: Value) -> String {
+        match value {
+            Value::Plain(text) => text,
+            Value::Secret(secret) => secret.expose_for_secret_output().to_string(),
         }
     }
 
@@ -319,19 +347,16 @@ mod tests {
         b.env.insert("EVIL".into(), literal("${env.REGION}"));
         b.env.insert(
             "PW".into(),
-            Binding {
-                value: "s3cret".into(),
-                origin: BindingOrigin::Secret {
-                    name: "kafka-sasl".into(),
-                    key: "password".into(),
-                },
-            },
+            Value::Secret(SecretText::from_key(
+                "s3cret".into(),
+                SecretSource::new("team-a", "kafka-sasl", "password"),
+            )),
         );
         b
     }
 
     fn strict(text: &str) -> Result<String, ReferenceError> {
-        resolve(text, &bindings(), &BTreeSet::new(), Mode::Strict).map(|r| r.value)
+        resolve(text, &bindings(), &BTreeSet::new(), Mode::Strict).map(text_of)
     }
 
     #[test]
@@ -367,7 +392,7 @@ mod tests {
             &BTreeSet::new(),
             Mode::Lenient,
         );
-        assert_eq!(lenient.map(|r| r.value).as_deref(), Ok("ab"));
+        assert_eq!(lenient.map(text_of).as_deref(), Ok("ab"));
     }
 
     #[test]
@@ -393,7 +418,7 @@ mod tests {
             Mode::Strict,
         );
         assert_eq!(
-            r.map(|r| r.value).as_deref(),
+            r.map(text_of).as_deref(),
             Ok("${dir:/mnt/s:pw} ${vault:a:b}")
         );
         // Not declared: it is an ordinary reference whose default is "/mnt/s:pw".
@@ -409,9 +434,21 @@ mod tests {
             Mode::Strict,
         )
         .expect("resolves");
-        assert_eq!(r.value, "user=u pw=s3cret;");
-        assert_eq!(r.secret_parts.len(), 1);
-        assert_eq!(&r.value[r.secret_parts[0].range.clone()], "s3cret");
+        let secret = r.secret().expect("a Secret part taints the value");
+        assert_eq!(secret.expose_for_secret_output(), "user=u pw=s3cret;");
+        let SecretOrigin::Parts(parts) = secret.origin() else {
+            panic!("a substitution is a part: {secret:?}");
+        };
+        assert_eq!(parts.len(), 1);
+        assert_eq!(
+            &secret.expose_for_secret_output()[parts[0].range.clone()],
+            "s3cret"
+        );
+        assert_eq!(
+            r.shown(),
+            "[from Secret team-a/kafka-sasl key password]",
+            "messages show where it came from"
+        );
     }
 
     #[test]
@@ -449,6 +486,27 @@ mod tests {
     }
 
     #[test]
+    fn a_reference_inside_secret_data_is_resolved_and_never_quoted() {
+        let from = SecretSource::new("team-a", "creds", "client.properties");
+        let resolve_in_file = |text: &str| {
+            let file = Value::Secret(SecretText::from_file(text.to_string(), from.clone(), 5));
+            resolve_value(file, &bindings(), &BTreeSet::new(), Mode::Strict)
+        };
+        let resolved = resolve_in_file("x-${env.REGION}").expect("resolves");
+        let secret = resolved.secret().expect("still Secret data");
+        assert_eq!(secret.expose_for_secret_output(), "x-eu-west-1");
+        assert!(matches!(
+            secret.origin(),
+            SecretOrigin::File { line: 5, .. }
+        ));
+        let error = resolve_in_file("${hunter2body}").expect_err("unresolved");
+        assert_eq!(error.reason(), Reason::UnresolvedReference);
+        let message = error.to_string();
+        assert!(!message.contains("hunter2body"), "{message}");
+        assert!(message.contains("Secret team-a/creds key client.properties"));
+    }
+
+    #[test]
     fn nested_reference_is_refused_in_both_modes() {
         for mode in [Mode::Strict, Mode::Lenient] {
             let r = resolve(
@@ -475,6 +533,6 @@ mod tests {
             &BTreeSet::new(),
             Mode::Lenient,
         );
-        assert_eq!(lenient.map(|r| r.value).as_deref(), Ok("x${env.REGION"));
+        assert_eq!(lenient.map(text_of).as_deref(), Ok("x${env.REGION"));
     }
 }

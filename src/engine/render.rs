@@ -9,7 +9,6 @@ use sha2::{Digest, Sha256};
 use crate::engine::args;
 use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::catalogue::tools::Tool;
-use crate::engine::layers::{Contribution, SecretOrigin};
 use crate::engine::mirror_maker;
 pub use crate::engine::model::{HashKey, HashKeyError, Rendered, SecretMount};
 use crate::engine::model::{PlainArgs, Request, RoleView};
@@ -17,6 +16,7 @@ use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::properties;
 use crate::engine::sensitive;
 use crate::engine::spec::{OutputKind, Role, SecretsMode};
+use crate::engine::taint::{SecretSource, Value};
 
 /// The key holding the tool's arguments, one per line.
 pub const TOOL_ARGS_KEY: &str = "tool.args";
@@ -61,13 +61,15 @@ pub fn render(
 ) -> Result<Rendered, Vec<Problem>> {
     let output = req.spec.output();
     let deferred = output.secrets() == SecretsMode::Deferred;
+    // Secret data goes into the files only when they are bound for a Secret.
+    let to_secret = output.kind() == OutputKind::Secret && !deferred;
     let mount_path = output.mount_path().to_string();
     let roles: Vec<Role> = views.keys().copied().collect();
     let mut problems = Vec::new();
     let mut files: BTreeMap<String, String> = BTreeMap::new();
     let mut sensitive_keys: BTreeSet<String> = BTreeSet::new();
     let mut mounts: BTreeSet<SecretMount> = BTreeSet::new();
-    let mut referenced_secret_keys: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut referenced_secret_keys: BTreeSet<SecretSource> = BTreeSet::new();
     let mut paths = Vec::new();
 
     for (file_name, file_roles) in file_layout(tool, &roles) {
@@ -75,6 +77,8 @@ pub fn render(
         let mut uses_file = false;
         // Each role's entries as they are written, in key order.
         let mut by_role: Vec<(Role, Entries)> = Vec::new();
+        // Keys whose values are Secret data: MirrorMaker's warnings must not quote them.
+        let mut secret_keys: BTreeSet<&str> = BTreeSet::new();
         for role in &file_roles {
             let Some(view) = views.get(role) else {
                 continue;
@@ -96,20 +100,27 @@ pub fn render(
                     ));
                     continue;
                 }
-                let value = match deferred.then(|| defer(contribution, &mount_path)).flatten() {
-                    Some((value, secrets, dir, file)) => {
-                        uses_dir |= dir;
-                        uses_file |= file;
-                        for (secret, key) in secrets {
+                let value = match &contribution.value {
+                    Value::Plain(text) => Cow::Borrowed(text.as_str()),
+                    Value::Secret(secret) if deferred => {
+                        let written = secret.deferred(&mount_path, key);
+                        uses_dir |= written.uses_dir;
+                        uses_file |= written.uses_file;
+                        for from in written.sources {
                             mounts.insert(SecretMount {
-                                mount_path: format!("{mount_path}/secrets/{secret}"),
-                                secret: secret.clone(),
+                                mount_path: format!("{mount_path}/secrets/{}", from.name),
+                                secret: from.name.clone(),
                             });
-                            referenced_secret_keys.insert((secret, key));
+                            referenced_secret_keys.insert(from);
                         }
-                        Cow::Owned(value)
+                        Cow::Owned(written.text)
                     }
-                    None => Cow::Borrowed(contribution.value.as_str()),
+                    Value::Secret(secret) if to_secret => {
+                        Cow::Borrowed(secret.expose_for_secret_output())
+                    }
+                    // Bound for a ConfigMap: refused below (SensitiveValueInConfigMap), and
+                    // the file keeps the redaction in its place, never the data.
+                    Value::Secret(secret) => Cow::Owned(secret.redacted()),
                 };
                 let secret_material = (!deferred && contribution.is_secret_sourced())
                     || (sensitive::is_password(provenance.def, key)
@@ -121,6 +132,9 @@ pub fn render(
                 if secret_material {
                     let shown = sensitive::key_label(*role, key, contribution);
                     sensitive_keys.insert(format!("{file_name}: {shown}"));
+                }
+                if contribution.is_secret_sourced() {
+                    secret_keys.insert(key);
                 }
                 values.push((key, value));
             }
@@ -147,7 +161,7 @@ pub fn render(
                     &mut problems,
                 );
                 if mirror_maker {
-                    mirror_maker::resolve_overrides(&mut content, warnings);
+                    mirror_maker::resolve_overrides(&mut content, &secret_keys, warnings);
                 }
                 if uses_dir || uses_file {
                     declare_providers(&mut content, uses_dir, uses_file, &file_name, &mut problems);
@@ -166,27 +180,36 @@ pub fn render(
             .clone()
             .unwrap_or_else(|| ConfigCatalogue::get().kafka_version.clone());
         let built = args::build(tool, views, plain, &paths, &version, warnings);
-        for secret_arg in &built.secret_args {
-            if deferred {
+        let mut text = String::new();
+        for arg in &built {
+            let secret = match &arg.value {
+                Value::Plain(plain) => {
+                    text.push_str(plain);
+                    text.push('\n');
+                    continue;
+                }
+                Value::Secret(secret) => secret,
+            };
+            if to_secret {
+                text.push_str(secret.expose_for_secret_output());
+            } else if deferred {
                 // Deferred means no Secret byte outside a Secret, and tool.args is plain text.
+                let from: Vec<String> = secret.sources().iter().map(ToString::to_string).collect();
                 problems.push(Problem::new(
                     Reason::SensitiveArgument,
                     TOOL_ARGS_KEY,
                     format!(
-                        "{} would carry data of Secret {} in {TOOL_ARGS_KEY}, which output.secrets: \
+                        "{} would carry data of {} in {TOOL_ARGS_KEY}, which output.secrets: \
                          Deferred keeps out of the output: set the value in a file or property \
                          instead of an argument, or use output.kind: Secret without Deferred",
-                        secret_arg.argument,
-                        secret_arg.secrets.join(", ")
+                        arg.argument,
+                        from.join(", ")
                     ),
                 ));
             } else {
-                sensitive_keys.insert(format!("{TOOL_ARGS_KEY}: {}", secret_arg.argument));
+                sensitive_keys.insert(format!("{TOOL_ARGS_KEY}: {}", arg.argument));
+                text.push_str(&secret.redacted());
             }
-        }
-        let mut text = String::new();
-        for arg in &built.args {
-            text.push_str(arg);
             text.push('\n');
         }
         files.insert(TOOL_ARGS_KEY.to_string(), text);
@@ -276,39 +299,6 @@ fn provider_names_with(view: &RoleView, deferred: bool) -> BTreeSet<String> {
     names
 }
 
-/// The value with its Secret-held parts replaced by provider references; `None` when it has none.
-/// Returns (value, [(secret, key)], uses dir provider, uses file provider).
-#[allow(clippy::type_complexity)]
-fn defer(
-    contribution: &Contribution,
-    mount_path: &str,
-) -> Option<(String, Vec<(String, String)>, bool, bool)> {
-    match contribution.secret.as_ref()? {
-        SecretOrigin::File {
-            secret,
-            file_key,
-            property,
-        } => Some((
-            format!("${{file:{mount_path}/secrets/{secret}/{file_key}:{property}}}"),
-            vec![(secret.clone(), file_key.clone())],
-            false,
-            true,
-        )),
-        SecretOrigin::Parts(parts) => {
-            let mut value = contribution.value.clone();
-            let mut secrets = Vec::new();
-            // Replace from the end so earlier ranges stay valid.
-            for part in parts.iter().rev() {
-                let reference =
-                    format!("${{dir:{mount_path}/secrets/{}:{}}}", part.secret, part.key);
-                value.replace_range(part.range.clone(), &reference);
-                secrets.push((part.secret.clone(), part.key.clone()));
-            }
-            Some((value, secrets, true, false))
-        }
-    }
-}
-
 /// Adds the providers Deferred references need to `config.providers`, keeping the user's own.
 fn declare_providers(
     content: &mut BTreeMap<String, String>,
@@ -381,7 +371,7 @@ pub const UNKEYED_PREFIX: &str = "sha256:";
 /// content (or the key) changes.
 fn content_hash(
     files: &BTreeMap<String, String>,
-    secret_keys: &BTreeSet<(String, String)>,
+    secret_keys: &BTreeSet<SecretSource>,
     req: &Request<'_>,
 ) -> String {
     match req.hash_key {
@@ -401,7 +391,7 @@ fn content_hash(
 fn feed_content(
     out: &mut impl sha2::digest::Update,
     files: &BTreeMap<String, String>,
-    secret_keys: &BTreeSet<(String, String)>,
+    secret_keys: &BTreeSet<SecretSource>,
     req: &Request<'_>,
 ) {
     for (name, content) in files {
@@ -410,7 +400,10 @@ fn feed_content(
         out.update(&(content.len() as u64).to_le_bytes());
         out.update(content.as_bytes());
     }
-    for (secret, key) in secret_keys {
+    for SecretSource {
+        name: secret, key, ..
+    } in secret_keys
+    {
         let data = req.sources.secret(secret).and_then(|s| s.data.get(key));
         out.update(b"secret\0");
         out.update(&(secret.len() as u64).to_le_bytes());

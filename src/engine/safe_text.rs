@@ -34,13 +34,19 @@ pub fn forbidden_char(text: &str) -> Option<(usize, char)> {
 /// `"contains U+000A (a control character) at byte 4"`, for a message; never quotes the text.
 pub fn describe_forbidden(text: &str) -> Option<String> {
     let (at, c) = forbidden_char(text)?;
+    Some(describe_char(at, c))
+}
+
+/// [`describe_forbidden`] of what [`forbidden_char`] found (for Secret data, which is checked
+/// without being copied out).
+pub fn describe_char(at: usize, c: char) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
         "contains U+{:04X} (a control character or line separator) at byte {at}",
         u32::from(c)
     );
-    Some(out)
+    out
 }
 
 /// Why `path` cannot be the directory the files are mounted at, if it cannot.

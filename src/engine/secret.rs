@@ -1,17 +1,19 @@
 //! Secret material in memory: never printed by `Debug`, zeroed when the engine drops it.
 //!
-//! A value may be secret when it comes from a Secret (a file, or an env value substituted into
-//! another value) or when its key is a Kafka `PASSWORD` key. Every engine type that can hold such
-//! a value has its `Debug` written here instead of derived: names, keys, layers, sources and line
-//! numbers show, values print as `[redacted]`. Having them in one place keeps the list of
-//! secret-carrying types in view; a unit test below formats each one.
+//! Secret data itself is a type ([`crate::engine::taint::SecretText`], with its own redacting
+//! `Debug` and zeroing `Drop`): the value of every `secretKeyRef` env entry and every value of a
+//! Secret's file, from the moment `engine::sources` reads it, and every value a substitution
+//! builds from one. The types here hold such values next to other data, or values that are
+//! sensitive by their key (a plain password in the spec): their `Debug` is written here instead
+//! of derived, so names, keys, layers, sources and line numbers show and values print as
+//! `[redacted]`. Having them in one place keeps the list in view; a unit test below formats each.
 //!
-//! The copies the engine owns of Secret data are zeroed (the `zeroize` crate) when dropped: the
-//! raw Secret data ([`SourceData`]), env bindings read from a Secret ([`Binding`]), parsed Secret
-//! files ([`LoadedFile`]), Secret-sourced layer values ([`Contribution`]) and the files of a Secret
-//! output ([`Rendered`]). Intermediate buffers (a `String` that grew and reallocated, a clone that
-//! is moved into a type not listed here, serde's and the Kubernetes client's own buffers) are not:
-//! zeroising is a best effort that shortens how long a secret lingers, not a guarantee.
+//! Zeroing covers the raw Secret data ([`SourceData`]), every [`SecretText`] and the files of a
+//! Secret output ([`Rendered`]). Intermediate buffers (a `String` that grew and reallocated,
+//! serde's and the Kubernetes client's own buffers) are not: zeroising is a best effort that
+//! shortens how long a secret lingers, not a guarantee.
+//!
+//! [`SecretText`]: crate::engine::taint::SecretText
 
 use std::fmt;
 
@@ -19,10 +21,9 @@ use zeroize::Zeroize;
 
 use crate::engine::layers::Contribution;
 use crate::engine::properties::Entry;
-use crate::engine::reference::{Binding, Resolved};
 use crate::engine::render::Rendered;
-use crate::engine::sensitive::REDACTED;
-use crate::engine::sources::{LoadedFile, SourceData, SourceKind};
+use crate::engine::sensitive::{REDACTED, is_config_shaped};
+use crate::engine::sources::{FileEntry, SourceData};
 use crate::engine::spec::OutputKind;
 
 /// What `Debug` prints in place of a value.
@@ -76,51 +77,19 @@ impl fmt::Debug for Entry {
     }
 }
 
-impl fmt::Debug for LoadedFile {
+impl fmt::Debug for FileEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LoadedFile")
-            .field("index", &self.index)
-            .field("kind", &self.kind)
-            .field("object", &self.object)
-            .field("key", &self.key)
-            .field("entries", &self.entries)
-            .finish()
-    }
-}
-
-impl Drop for LoadedFile {
-    fn drop(&mut self) {
-        if self.kind == SourceKind::Secret {
-            for entry in &mut self.entries {
-                entry.value.zeroize();
-            }
-        }
-    }
-}
-
-impl fmt::Debug for Binding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Binding")
-            .field("value", &Redacted)
-            .field("origin", &self.origin)
-            .finish()
-    }
-}
-
-impl Drop for Binding {
-    fn drop(&mut self) {
-        if self.origin.is_secret() {
-            self.value.zeroize();
-        }
-    }
-}
-
-impl fmt::Debug for Resolved {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Resolved")
-            .field("value", &Redacted)
-            .field("secret_parts", &self.secret_parts)
-            .field("substituted", &self.substituted)
+        // A key of a Secret's file may be Secret content (a PEM line read as a key) unless it
+        // is shaped like a config name.
+        let key: &dyn fmt::Debug = if self.value.is_secret() && !is_config_shaped(&self.key) {
+            &Redacted
+        } else {
+            &self.key
+        };
+        f.debug_struct("FileEntry")
+            .field("key", key)
+            .field("value", &self.value)
+            .field("line", &self.line)
             .finish()
     }
 }
@@ -130,17 +99,8 @@ impl fmt::Debug for Contribution {
         f.debug_struct("Contribution")
             .field("layer", &self.layer)
             .field("source", &self.source)
-            .field("value", &Redacted)
-            .field("secret", &self.secret)
+            .field("value", &self.value)
             .finish()
-    }
-}
-
-impl Drop for Contribution {
-    fn drop(&mut self) {
-        if self.secret.is_some() {
-            self.value.zeroize();
-        }
     }
 }
 
@@ -171,10 +131,11 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
     use super::*;
-    use crate::engine::layers::{Layer, SecretOrigin};
-    use crate::engine::reference::{BindingOrigin, Bindings, Mode, resolve};
+    use crate::engine::layers::Layer;
+    use crate::engine::reference::{Bindings, Mode, resolve};
     use crate::engine::sources::{SourceSet, load_files};
     use crate::engine::spec::ToolConfigSpec;
+    use crate::engine::taint::{SecretSource, SecretText, Value};
     use crate::engine::{Request, evaluate};
 
     const CANARY: &str = "kcoDebugCanary7f3a";
@@ -236,8 +197,10 @@ mod tests {
         let sources = secret_sources();
         let files = load_files(&spec, "team-a", &sources, &mut problems, &mut warnings);
         assert!(problems.is_empty(), "{problems:?}");
-        assert_eq!(files[0].entries[0].value, CANARY, "positive control");
-        assert_hidden("Entry", &files[0].entries[0]);
+        assert!(files[0].entries[0].value.is(CANARY), "positive control");
+        assert_hidden("FileEntry", &files[0].entries[0]);
+        let parsed = crate::engine::properties::load_str(&format!("k={CANARY}")).expect("parses");
+        assert_hidden("Entry", &parsed[0]);
         assert_hidden("LoadedFile", &files);
         assert!(format!("{files:?}").contains("ssl.key.password"));
     }
@@ -250,29 +213,26 @@ mod tests {
             crate::engine::sources::bindings(&spec, "team-a", &secret_sources(), &mut problems);
         assert!(problems.is_empty(), "{problems:?}");
         let binding = bindings.env.get("PW").expect("bound");
-        assert_eq!(binding.value, CANARY, "positive control");
-        assert_hidden("Binding", binding);
+        assert!(binding.is(CANARY), "positive control");
+        assert!(binding.is_secret(), "read from a Secret: Secret data");
+        assert_hidden("binding", binding);
         assert_hidden("Bindings", &bindings);
         let resolved =
             resolve("pw=${env.PW}", &bindings, &BTreeSet::new(), Mode::Strict).expect("resolves");
-        assert!(resolved.value.contains(CANARY), "positive control");
-        assert_hidden("Resolved", &resolved);
-        let literal = Binding {
-            value: CANARY.into(),
-            origin: BindingOrigin::Literal,
-        };
-        assert_hidden("literal Binding", &literal);
+        assert!(resolved.is(&format!("pw={CANARY}")), "positive control");
+        assert_hidden("resolved", &resolved);
+        assert_hidden("literal binding", &Value::Plain(CANARY.into()));
     }
 
     #[test]
     fn contribution_debug_hides_values() {
         let mut contribution = Contribution::new(Layer::Properties, "properties.producer", CANARY);
         assert_hidden("Contribution", &contribution);
-        contribution.secret = Some(SecretOrigin::File {
-            secret: "kafka-sasl".into(),
-            file_key: "sasl.properties".into(),
-            property: "ssl.key.password".into(),
-        });
+        contribution.value = Value::Secret(SecretText::from_file(
+            CANARY.into(),
+            SecretSource::new("team-a", "kafka-sasl", "sasl.properties"),
+            1,
+        ));
         assert_hidden("secret Contribution", &contribution);
         assert!(format!("{contribution:?}").contains("properties.producer"));
     }

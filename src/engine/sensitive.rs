@@ -7,8 +7,9 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use crate::engine::catalogue::configs::{ConfigCatalogue, ConfigKey};
-use crate::engine::layers::{Contribution, Provenance, SecretOrigin};
+use crate::engine::layers::{Contribution, Provenance};
 use crate::engine::spec::Role;
+use crate::engine::taint::{SecretOrigin, Value};
 
 /// Suffixes of PASSWORD-typed keys under prefixes (`listener.name.x.sasl.jaas.config`, …).
 const PASSWORD_SUFFIXES: &[&str] = &[
@@ -58,22 +59,26 @@ pub fn has_provider_reference(value: &str, providers: &BTreeSet<String>) -> bool
 /// Placeholder shown instead of a sensitive value.
 pub const REDACTED: &str = "[redacted]";
 
-/// How a message shows a sensitive value: the Secret it came from, never the content.
-pub fn redacted_label(contribution: &Contribution) -> String {
-    match &contribution.secret {
-        Some(SecretOrigin::File {
-            secret, file_key, ..
-        }) => format!("[redacted: from Secret {secret} key {file_key}]"),
-        Some(SecretOrigin::Parts(parts)) => {
-            let mut from: Vec<String> = parts
-                .iter()
-                .map(|p| format!("Secret {} key {}", p.secret, p.key))
-                .collect();
-            from.sort();
-            from.dedup();
-            format!("[redacted: from {}]", from.join(", "))
-        }
-        None => REDACTED.to_string(),
+/// How a message, `explain` or the status shows a merged value: Secret data as the Secret key it
+/// came from ([`SecretText::redacted`]), the value of a password key as [`REDACTED`], anything
+/// else as it is.
+pub fn shown_value<'c>(
+    def: Option<&ConfigKey>,
+    key: &str,
+    contribution: &'c Contribution,
+) -> Cow<'c, str> {
+    match &contribution.value {
+        Value::Secret(secret) => Cow::Owned(secret.redacted()),
+        Value::Plain(_) if is_password(def, key) => Cow::Borrowed(REDACTED),
+        Value::Plain(text) => Cow::Borrowed(text),
+    }
+}
+
+/// Where a value read from a Secret file was read: `Secret ns/name key k, line N`.
+fn file_line(contribution: &Contribution) -> Option<String> {
+    match contribution.value.secret()?.origin() {
+        SecretOrigin::File { from, line } => Some(format!("{from}, line {line}")),
+        SecretOrigin::Parts(_) => None,
     }
 }
 
@@ -82,7 +87,10 @@ pub fn redacted_label(contribution: &Contribution) -> String {
 /// `.`, `-`, `_`). A PEM or base64 body pasted without line continuations makes each line a
 /// "key" (mixed case, `+`, `/`, `=`): such keys are named by where they were read, never shown.
 pub fn key_is_secret(role: Role, key: &str, contribution: &Contribution) -> bool {
-    matches!(contribution.secret, Some(SecretOrigin::File { .. }))
+    contribution
+        .value
+        .secret()
+        .is_some_and(|s| matches!(s.origin(), SecretOrigin::File { .. }))
         && !is_config_shaped(key)
         && ConfigCatalogue::get().key(role, key).is_none()
 }
@@ -108,12 +116,11 @@ pub fn shown_key(role: Role, provenance: &Provenance) -> Cow<'_, str> {
 }
 
 /// How a message shows a key: the key, or for a key that is Secret content, where it was read
-/// (`[key from configFiles[1] kafka-sasl/sasl.properties:3]`).
+/// (`[key from Secret team-a/kafka-sasl key sasl.properties, line 3]`).
 pub fn key_label<'k>(role: Role, key: &'k str, contribution: &Contribution) -> Cow<'k, str> {
-    if key_is_secret(role, key, contribution) {
-        Cow::Owned(format!("[key from {}]", contribution.source))
-    } else {
-        Cow::Borrowed(key)
+    match file_line(contribution).filter(|_| key_is_secret(role, key, contribution)) {
+        Some(at) => Cow::Owned(format!("[key from {at}]")),
+        None => Cow::Borrowed(key),
     }
 }
 
@@ -133,5 +140,49 @@ mod tests {
         ));
         assert!(!is_password_key(Role::Producer, "my.custom.passwords"));
         assert!(!is_password_key(Role::Producer, "password"));
+    }
+
+    fn from_file(text: &str) -> Contribution {
+        Contribution::new(
+            crate::engine::layers::Layer::ConfigFiles,
+            "configFiles[0] creds/client.properties:3",
+            Value::Secret(crate::engine::taint::SecretText::from_file(
+                text.into(),
+                crate::engine::taint::SecretSource::new("team-a", "creds", "client.properties"),
+                3,
+            )),
+        )
+    }
+
+    #[test]
+    fn a_key_of_a_secret_file_is_named_by_where_it_was_read() {
+        let pem_line = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC+/=";
+        assert_eq!(
+            key_label(Role::Producer, pem_line, &from_file("")),
+            "[key from Secret team-a/creds key client.properties, line 3]"
+        );
+        // Kafka's own keys, and keys shaped like config names, are shown.
+        for shown in ["ssl.key.password", "custom.note"] {
+            assert_eq!(key_label(Role::Producer, shown, &from_file("x")), shown);
+        }
+        // The same key from a ConfigMap is the user's text, shown as it is.
+        let plain = Contribution::new(
+            crate::engine::layers::Layer::ConfigFiles,
+            "configFiles[0] base/client.properties:3",
+            "x",
+        );
+        assert_eq!(key_label(Role::Producer, pem_line, &plain), pem_line);
+    }
+
+    #[test]
+    fn a_value_is_shown_by_its_secret_a_password_as_redacted() {
+        let secret = from_file("hunter2");
+        assert_eq!(
+            shown_value(None, "custom.token", &secret),
+            "[from Secret team-a/creds key client.properties]"
+        );
+        let password = Contribution::new(crate::engine::layers::Layer::Properties, "p", "hunter2");
+        assert_eq!(shown_value(None, "ssl.key.password", &password), REDACTED);
+        assert_eq!(shown_value(None, "client.id", &password), "hunter2");
     }
 }

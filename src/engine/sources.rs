@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::properties;
-use crate::engine::reference::{Binding, BindingOrigin, Bindings};
+use crate::engine::reference::Bindings;
 use crate::engine::spec::{KeyRef, ToolConfigSpec};
+use crate::engine::taint::{SecretSource, SecretText, Value};
 
 /// The data of one ConfigMap (`data` and `binaryData`) or Secret (decoded `data`).
 /// `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
@@ -172,14 +173,23 @@ fn fetch<'s>(
     }
 }
 
-/// A parsed configuration file. `Debug` and `Drop` (redacted, zeroed): `engine::secret`.
-#[derive(Clone)]
+/// A parsed configuration file.
+#[derive(Debug, Clone)]
 pub struct LoadedFile {
     pub index: usize,
     pub kind: SourceKind,
     pub object: String,
     pub key: String,
-    pub entries: Vec<properties::Entry>,
+    pub entries: Vec<FileEntry>,
+}
+
+/// One `key=value` of a file; the value of a file held in a Secret is Secret data from here on.
+/// `Debug` (redacted): `engine::secret`.
+#[derive(Clone)]
+pub struct FileEntry {
+    pub key: String,
+    pub value: Value,
+    pub line: u32,
 }
 
 impl LoadedFile {
@@ -248,16 +258,50 @@ pub fn load_files(
                 kind,
                 object: key_ref.name.clone(),
                 key: key_ref.key.clone(),
-                entries,
+                entries: file_entries(entries, kind, namespace, key_ref),
             }),
-            Err(e) => problems.push(Problem::new(
-                Reason::ParseError,
-                field,
-                format!("{} {}/{}: {e}", kind.as_str(), key_ref.name, key_ref.key),
-            )),
+            Err(e) => {
+                // The error may quote a piece of the file (the code unit of a lone surrogate).
+                let why = match kind {
+                    SourceKind::ConfigMap => e.to_string(),
+                    SourceKind::Secret => format!(
+                        "line {}: a \\u escape Java rejects (not shown: it is part of the Secret)",
+                        e.line()
+                    ),
+                };
+                problems.push(Problem::new(
+                    Reason::ParseError,
+                    field,
+                    format!("{} {}/{}: {why}", kind.as_str(), key_ref.name, key_ref.key),
+                ))
+            }
         }
     }
     files
+}
+
+/// A file's entries, each value of a Secret's file turned into Secret data as it is read.
+fn file_entries(
+    entries: Vec<properties::Entry>,
+    kind: SourceKind,
+    namespace: &str,
+    key_ref: &KeyRef,
+) -> Vec<FileEntry> {
+    let from = (kind == SourceKind::Secret)
+        .then(|| SecretSource::new(namespace, &key_ref.name, &key_ref.key));
+    entries
+        .into_iter()
+        .map(|entry| FileEntry {
+            value: match &from {
+                Some(from) => {
+                    Value::Secret(SecretText::from_file(entry.value, from.clone(), entry.line))
+                }
+                None => Value::Plain(entry.value),
+            },
+            key: entry.key,
+            line: entry.line,
+        })
+        .collect()
 }
 
 /// Builds the values `${name}` and `${env.NAME}` resolve to.
@@ -269,21 +313,14 @@ pub fn bindings(
 ) -> Bindings {
     let mut bindings = Bindings::default();
     for (name, value) in &spec.system_properties {
-        bindings.system_properties.insert(
-            name.clone(),
-            Binding {
-                value: value.clone(),
-                origin: BindingOrigin::Literal,
-            },
-        );
+        bindings
+            .system_properties
+            .insert(name.clone(), Value::Plain(value.clone()));
     }
     for (index, env) in spec.env.iter().enumerate() {
         let field = format!("spec.env[{index}]");
         let binding = match (&env.value, &env.value_from) {
-            (Some(value), None) => Binding {
-                value: value.clone(),
-                origin: BindingOrigin::Literal,
-            },
+            (Some(value), None) => Value::Plain(value.clone()),
             (None, Some(from)) => {
                 let (kind, key_ref, field) = match (&from.config_map_key_ref, &from.secret_key_ref)
                 {
@@ -325,17 +362,13 @@ pub fn bindings(
                                 continue;
                             }
                         };
-                        let origin = match kind {
-                            SourceKind::ConfigMap => BindingOrigin::ConfigMap {
-                                name: key_ref.name.clone(),
-                                key: key_ref.key.clone(),
-                            },
-                            SourceKind::Secret => BindingOrigin::Secret {
-                                name: key_ref.name.clone(),
-                                key: key_ref.key.clone(),
-                            },
-                        };
-                        Binding { value, origin }
+                        match kind {
+                            SourceKind::ConfigMap => Value::Plain(value),
+                            SourceKind::Secret => Value::Secret(SecretText::from_key(
+                                value,
+                                SecretSource::new(namespace, &key_ref.name, &key_ref.key),
+                            )),
+                        }
                     }
                     Ok(None) => continue,
                     Err(problem) => {
@@ -356,4 +389,38 @@ pub fn bindings(
         bindings.env.insert(env.name.clone(), binding);
     }
     bindings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parse_error_in_a_secret_file_quotes_nothing_of_it() {
+        let spec: ToolConfigSpec = serde_json::from_value(serde_json::json!({
+            "tool": "kafka-console-producer",
+            "configFiles": [
+                {"secretKeyRef": {"name": "creds", "key": "client.properties"}},
+                {"configMapKeyRef": {"name": "base", "key": "client.properties"}}
+            ]
+        }))
+        .unwrap_or_default();
+        let file = || SourceData {
+            data: BTreeMap::from([(
+                "client.properties".to_string(),
+                b"ok=1\nlone=\\uDBFFx\n".to_vec(),
+            )]),
+        };
+        let mut sources = SourceSet::default();
+        sources.secrets.insert("creds".into(), file());
+        sources.config_maps.insert("base".into(), file());
+        let (mut problems, mut warnings) = (Vec::new(), Vec::new());
+        load_files(&spec, "ns", &sources, &mut problems, &mut warnings);
+        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(messages[0].starts_with("Secret creds/client.properties: line 2"));
+        assert!(!messages[0].contains("DBFF"), "{}", messages[0]);
+        // A ConfigMap's text is the user's own: the unit is named.
+        assert!(messages[1].contains("DBFF"), "{}", messages[1]);
+    }
 }

@@ -118,6 +118,31 @@ pub type SpecMap<V> = litemap::LiteMap<String, V>;
 /// beats `common` inside the same layer.
 pub type RoleProperties = SpecMap<SpecMap<Scalar>>;
 
+/// The schema of a [`RoleProperties`] field: one named property per section (`common` and each
+/// role), so that the API server knows the sections and `kubectl apply` (strict field validation)
+/// refuses a misspelt one (`producr`) as an unknown field. A CEL rule cannot say it: the values
+/// are untyped scalars, which CEL has no type for, so the map is invisible to CEL.
+fn role_properties_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let section = generator.subschema_for::<BTreeMap<String, Scalar>>();
+    let properties: serde_json::Map<String, serde_json::Value> = std::iter::once(COMMON)
+        .chain(Role::ALL.iter().map(|r| r.as_str()))
+        .map(|name| {
+            let mut schema = section.clone();
+            let what = if name == COMMON {
+                "Keys for every role of the tool.".to_string()
+            } else {
+                format!("Keys for the {name} role only; beat `common` in the same layer.")
+            };
+            schema.insert("description".into(), what.into());
+            (name.to_string(), schema.to_value())
+        })
+        .collect();
+    schemars::json_schema!({
+        "type": "object",
+        "properties": properties,
+    })
+}
+
 /// The name of the role-independent entry in [`RoleProperties`].
 pub const COMMON: &str = "common";
 
@@ -249,15 +274,34 @@ pub struct EnvVarSource {
 /// Where and how the rendered files are written.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {
+        "rule": "!has(self.keep) || (has(self.immutable) && self.immutable)",
+        "message": "keep counts previous immutable outputs: set immutable: true, or remove keep"
+    },
+    {
+        "rule": "!has(self.name) || !has(self.immutable) || !self.immutable || size(self.name) <= 244",
+        "message": "with immutable: true the output is named <name>-<hash8>, which must fit in 253 characters: name may have at most 244"
+    }
+]))]
 pub struct OutputSpec {
     /// ConfigMap (default) or Secret. Sensitive content requires Secret (or `secrets: Deferred`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<OutputKind>,
-    /// Name of the output object; default `<metadata.name>-kafka`.
+    /// Name of the output object; default `<metadata.name>-kafka`. A DNS-1123 subdomain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 253), extend("x-kubernetes-validations" = [{
+        "rule": "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",
+        "message": "must be a DNS-1123 subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
+    }]))]
     pub name: Option<String>,
     /// Where pods mount the output; used for the file paths in `tool.args`. Default `/etc/kafka-config`.
+    /// Absolute and normalised, only `A-Z a-z 0-9 . _ -` between the slashes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 4096), extend("x-kubernetes-validations" = [{
+        "rule": "self.matches('^(/[A-Za-z0-9._-]+)+$') && !self.matches('/[.][.]?(/|$)')",
+        "message": "must be an absolute, normalised path (no //, . or .. segment, no trailing /) of A-Z a-z 0-9 . _ - between slashes"
+    }]))]
     pub mount_path: Option<String>,
     /// Also render Kafka's own defaults (layer 0) into the files. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -315,8 +359,9 @@ pub enum RolloutKind {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutSpec {
-    /// Workloads to roll when the content hash changes.
+    /// Workloads to roll when the content hash changes; each kind and name at most once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["kind", "name"]))]
     pub targets: Vec<RolloutTarget>,
 }
 
@@ -337,6 +382,10 @@ pub struct ToolConfigSpec {
     /// Kafka release the tool runs with (`4.1`); selects option spellings in `tool.args`.
     /// Default: the catalogue's release.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 32), extend("x-kubernetes-validations" = [{
+        "rule": "self.matches('^[0-9]+([.][0-9]+){0,2}$')",
+        "message": "must be a Kafka release number: major.minor or major.minor.patch (4.1, 3.9.1)"
+    }]))]
     pub kafka_version: Option<String>,
     /// Layer 5: command-line arguments, by option name without dashes (`bootstrap-server`).
     #[serde(default, skip_serializing_if = "SpecMap::is_empty")]
@@ -348,13 +397,14 @@ pub struct ToolConfigSpec {
     pub extra_args: Vec<String>,
     /// Layer 4: key=value properties, by role (or `common`).
     #[serde(default, skip_serializing_if = "SpecMap::is_empty")]
-    #[schemars(with = "BTreeMap<String, BTreeMap<String, Scalar>>")]
+    #[schemars(schema_with = "role_properties_schema")]
     pub properties: RoleProperties,
     /// Layer 3: `.properties` files, in order; later files win.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub config_files: Vec<ConfigFileSource>,
-    /// Values for `${env.NAME}` references.
+    /// Values for `${env.NAME}` references; each name at most once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
     pub env: Vec<EnvVar>,
     /// Values for `${name}` references.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -504,11 +554,11 @@ pub struct GlobalClientDefaultsSpec {
     pub selector: Option<GlobalSelector>,
     /// Layer 1: defaults below everything a namespace writes.
     #[serde(default, skip_serializing_if = "SpecMap::is_empty")]
-    #[schemars(with = "BTreeMap<String, BTreeMap<String, Scalar>>")]
+    #[schemars(schema_with = "role_properties_schema")]
     pub defaults: RoleProperties,
     /// Layer 6: fixed settings that beat everything a namespace writes.
     #[serde(default, skip_serializing_if = "SpecMap::is_empty")]
-    #[schemars(with = "BTreeMap<String, BTreeMap<String, Scalar>>")]
+    #[schemars(schema_with = "role_properties_schema")]
     pub enforced: RoleProperties,
     /// What a KafkaToolConfig may set.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -52,7 +52,7 @@ use crate::operator::metrics::Metrics;
 use crate::operator::ownership::{controlling_config, foreign_data_owner, hash_of};
 use crate::operator::reconcile::{self, error_policy, reconcile};
 use crate::operator::synced::Synced;
-use crate::operator::{OperatorError, RunOptions, check_crds};
+use crate::operator::{LogFormat, OperatorError, RunOptions, check_crds};
 use crate::output::{MANAGED_BY_LABEL, MANAGER};
 use crate::status::{self, KafkaToolConfigStatus};
 
@@ -72,15 +72,18 @@ const CONCURRENCY: u16 = 256;
 const OWN_WRITE_SETTLE: Duration = Duration::from_secs(2);
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
-fn init_logging() {
+fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,kube=warn"));
-    let _ = tracing_subscriber::fmt()
-        .json()
-        .with_current_span(true)
-        .with_span_list(false)
-        .with_env_filter(filter)
-        .try_init();
+    let logs = tracing_subscriber::fmt().with_env_filter(filter);
+    let _ = match format {
+        LogFormat::Json => logs
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .try_init(),
+        LogFormat::Text => logs.with_ansi(false).try_init(),
+    };
 }
 
 /// Memory: the caches keep neither managedFields nor kubectl's copy of the whole object.
@@ -333,7 +336,7 @@ fn lease_namespace(options: &RunOptions) -> String {
 }
 
 pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
-    init_logging();
+    init_logging(options.log_format);
     let client = Client::try_default().await.map_err(OperatorError::Client)?;
     check_crds(&client, &options.watch_namespaces).await?;
     // Before anything renders: every hash this process writes is keyed with it.
@@ -849,12 +852,17 @@ const INVALID_SPEC_MESSAGE: &str = "this KafkaToolConfig does not match the oper
 /// a whole; the last good hash and history stay).
 fn invalid_status(generation: Option<i64>, now: &str) -> serde_json::Value {
     let mut conditions = Vec::new();
-    for type_ in [status::READY, status::VALID] {
+    // Stalled: kstatus (Flux) reports Failed; only an edit of the spec can fix it.
+    for (type_, value) in [
+        (status::READY, "False"),
+        (status::STALLED, "True"),
+        (status::VALID, "False"),
+    ] {
         status::set_condition(
             &mut conditions,
             &[],
             type_,
-            "False",
+            value,
             INVALID_SPEC,
             INVALID_SPEC_MESSAGE.to_string(),
             generation,
@@ -960,7 +968,7 @@ mod tests {
     use crate::output::HASH_ANNOTATION;
 
     #[test]
-    fn an_undecodable_config_gets_ready_and_valid_false_at_its_generation() {
+    fn an_undecodable_config_gets_ready_and_valid_false_and_stalled_at_its_generation() {
         let patch = invalid_status(Some(7), "2026-12-02T00:00:00Z");
         assert_eq!(patch["status"]["observedGeneration"], 7);
         let conditions = patch["status"]["conditions"]
@@ -971,9 +979,15 @@ mod tests {
             .iter()
             .filter_map(|c| c["type"].as_str())
             .collect();
-        assert_eq!(types, ["Ready", "Valid"]);
+        assert_eq!(types, ["Ready", "Stalled", "Valid"]);
         for c in &conditions {
-            assert_eq!(c["status"], "False");
+            // kstatus: Failed until the spec is edited.
+            let expected = if c["type"] == "Stalled" {
+                "True"
+            } else {
+                "False"
+            };
+            assert_eq!(c["status"], expected);
             assert_eq!(c["reason"], "InvalidSpec");
             assert_eq!(c["observedGeneration"], 7);
             assert_eq!(c["lastTransitionTime"], "2026-12-02T00:00:00Z");

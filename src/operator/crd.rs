@@ -18,7 +18,8 @@ use crate::status::{Condition, KafkaToolConfigStatus};
     kind = "KafkaToolConfig",
     namespaced,
     shortname = "ktc",
-    category = "kafka",
+    // Not `kafka`: Strimzi's kind `Kafka` is `kubectl get kafka` (issue 26).
+    category = "kafkaconfig",
     status = "KafkaToolConfigStatus",
     printcolumn = r#"{"name":"Ready","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
     printcolumn = r#"{"name":"Reason","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].reason"}"#,
@@ -40,7 +41,8 @@ pub struct KafkaToolConfigSpec {
     // kube-derive would say "globalclientdefaultses"
     plural = "globalclientdefaults",
     shortname = "gcd",
-    category = "kafka",
+    // Not `kafka`: Strimzi's kind `Kafka` is `kubectl get kafka` (issue 26).
+    category = "kafkaconfig",
     status = "GlobalClientDefaultsStatus",
     printcolumn = r#"{"name":"Valid","type":"string","jsonPath":".status.conditions[?(@.type==\"Valid\")].status"}"#,
     printcolumn = r#"{"name":"Priority","type":"integer","jsonPath":".spec.priority"}"#,

@@ -61,6 +61,16 @@ pub struct RunOptions {
     /// This replica's identity in leader election; default: the host name and process id.
     #[arg(long, env = "POD_NAME")]
     pub identity: Option<String>,
+    /// Log format: `json` (one object a line, for log collectors) or `text` (for a terminal).
+    /// The level is `RUST_LOG` (default `info,kube=warn`).
+    #[arg(long, env = "KCO_LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Json,
+    Text,
 }
 
 #[derive(Debug, thiserror::Error)]

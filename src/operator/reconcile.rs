@@ -27,7 +27,7 @@ use crate::operator::index::ConfigId;
 use crate::operator::inputs;
 use crate::operator::versions::Cached;
 use crate::output::{CHANGE_CAUSE_ANNOTATION, Owner};
-use crate::status::{self, KafkaToolConfigStatus, Live, READY};
+use crate::status::{self, KafkaToolConfigStatus, Live, READY, RECONCILING, WriteFailure};
 
 /// How often a healthy config is re-checked without any trigger (drift of the output object is
 /// also caught by the owned-object watch; this is the safety net for missed events). Not a
@@ -106,16 +106,23 @@ async fn write_reconciling(ctx: &Context, namespace: &str, name: &str, generatio
         observed_generation: generation,
         ..KafkaToolConfigStatus::default()
     };
-    status::set_condition(
-        &mut initial.conditions,
-        &[],
-        READY,
-        "Unknown",
-        "Reconciling",
-        "the operator is rendering this configuration".into(),
-        generation,
-        &now(),
-    );
+    let now = now();
+    // kstatus reads Reconciling=True as InProgress; Ready=Unknown says the same to the rest.
+    for (type_, value, reason) in [
+        (READY, "Unknown", "Reconciling"),
+        (RECONCILING, "True", status::PROGRESSING),
+    ] {
+        status::set_condition(
+            &mut initial.conditions,
+            &[],
+            type_,
+            value,
+            reason,
+            "the operator is rendering this configuration".into(),
+            generation,
+            &now,
+        );
+    }
     match apply::write_status(&api, &ctx.metrics, name, &initial).await {
         Ok(written) => ctx.status_written(&ConfigId::new(namespace, name), written, &initial),
         Err(error) => warn!(%namespace, %name, %error, "cannot write the Reconciling status"),
@@ -344,7 +351,11 @@ async fn reconcile_inner(
             Err(Error::Kube(kube::Error::Api(refusal))) => {
                 let message =
                     write_refused_message(rendered.kind_str(), namespace, &output_name, &refusal);
-                live.write_failure = Some((OUTPUT_WRITE_FAILED.to_string(), message));
+                live.write_failure = Some(WriteFailure {
+                    reason: OUTPUT_WRITE_FAILED.to_string(),
+                    message,
+                    retried: !refused_for_good(refusal.code),
+                });
                 failed_write = Some(Error::OutputRefused(kube::Error::Api(refusal)));
                 apply::OutputState::default()
             }
@@ -354,7 +365,13 @@ async fn reconcile_inner(
             // live.hash stays the previous one: the last good output is what is in place.
         } else if let Some(message) = state.conflict {
             live.hash = None;
-            live.write_failure = Some(("OutputConflict".to_string(), message));
+            // Retried: garbage collection may remove the old owner's object (a config deleted
+            // and created again), or its owner may clean up.
+            live.write_failure = Some(WriteFailure {
+                reason: "OutputConflict".to_string(),
+                message,
+                retried: true,
+            });
         } else {
             live.hash = state.hash.clone();
             previous_files = state.previous_files;
@@ -458,6 +475,14 @@ async fn reconcile_inner(
 
 /// Ready's reason when the API server refused the output write.
 pub const OUTPUT_WRITE_FAILED: &str = "OutputWriteFailed";
+
+/// Whether the API server will refuse the same write again whatever the retry: 400 (a malformed
+/// object, most admission denials), 413 (too large), 422 (invalid, a ValidatingAdmissionPolicy).
+/// Only a change of the config (or of the policy) helps: kstatus's `Stalled`. Anything else
+/// (403 while RBAC is being applied, 409, 429, 5xx) may pass on a retry.
+fn refused_for_good(code: u16) -> bool {
+    matches!(code, 400 | 413 | 422)
+}
 
 /// Longest API-server message quoted in a status (it may echo what was sent).
 const REFUSAL_MESSAGE_LIMIT: usize = 256;

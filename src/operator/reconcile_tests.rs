@@ -106,6 +106,14 @@ fn condition<'a>(status: &'a Value, type_: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {type_} condition in {status}"))
 }
 
+/// A condition that may be absent (kstatus's are present only while True).
+fn kstatus_condition<'a>(status: &'a Value, type_: &str) -> Option<&'a Value> {
+    status["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
+
 fn writes(received: &[Received]) -> Vec<String> {
     received
         .iter()
@@ -234,6 +242,9 @@ async fn an_output_name_held_by_a_foreign_object_is_an_output_conflict_and_left_
                 );
                 assert_eq!(ready["observedGeneration"], 1, "{status}");
                 assert!(status.get("configHash").is_none(), "{status}");
+                // kstatus: InProgress (checked again in a minute), not Failed.
+                assert_eq!(condition(status, "Reconciling")["status"], "True");
+                assert!(kstatus_condition(status, "Stalled").is_none(), "{status}");
                 status_applied(request)
             }),
             Exchange::new(Method::POST, EVENTS, |request| {
@@ -287,6 +298,15 @@ async fn a_failed_output_write_is_returned_and_reported(code: u16, reason: &'sta
                 );
                 assert_eq!(condition(status, "Valid")["status"], "True", "{status}");
                 assert_eq!(status["observedGeneration"], 1, "{status}");
+                // kstatus: a 422 comes back on every retry (Stalled: Failed); a 500 may pass
+                // (Reconciling: InProgress). Never both.
+                let (set, absent) = if code == 422 {
+                    ("Stalled", "Reconciling")
+                } else {
+                    ("Reconciling", "Stalled")
+                };
+                assert_eq!(condition(status, set)["status"], "True", "{status}");
+                assert!(kstatus_condition(status, absent).is_none(), "{status}");
                 assert!(status.get("configHash").is_none(), "{status}");
                 status_applied(request)
             }),

@@ -57,18 +57,34 @@ pub fn global_conditions(
         );
     } else {
         let (reason, message) = summarize(problems);
-        set_condition(
-            &mut conditions,
-            previous,
-            VALID,
-            "False",
-            reason.as_str(),
-            format!("{message}; not applied: the configs it selects keep their last good output"),
-            generation,
-            now,
-        );
+        let message =
+            format!("{message}; not applied: the configs it selects keep their last good output");
+        // kstatus: only an edit of this object can fix it.
+        for (type_, status) in [(VALID, "False"), (STALLED, "True")] {
+            set_condition(
+                &mut conditions,
+                previous,
+                type_,
+                status,
+                reason.as_str(),
+                message.clone(),
+                generation,
+                now,
+            );
+        }
     }
     conditions
+}
+
+/// The order of conditions in a status: Ready first (what `kubectl get` and GitOps tools read),
+/// kstatus's two next.
+fn condition_order(type_: &str) -> u8 {
+    match type_ {
+        READY => 0,
+        STALLED | RECONCILING => 1,
+        SOURCES_RESOLVED => 2,
+        _ => 3,
+    }
 }
 
 /// What the operator knows about the output object when it writes status.
@@ -76,8 +92,20 @@ pub fn global_conditions(
 pub struct Live {
     /// Hash of the content in the output object now (after this reconcile's write, if any).
     pub hash: Option<String>,
-    /// Set when the output could not be written: (reason, message), e.g. `OutputConflict`.
-    pub write_failure: Option<(String, String)>,
+    /// Set when the output could not be written, e.g. `OutputConflict`.
+    pub write_failure: Option<WriteFailure>,
+}
+
+/// Why the output could not be written, and whether the operator tries again.
+#[derive(Debug, Clone)]
+pub struct WriteFailure {
+    /// Ready's reason (`OutputConflict`, `OutputWriteFailed`).
+    pub reason: String,
+    pub message: String,
+    /// True when trying again may succeed without any change to the config (a conflict that
+    /// garbage collection may clear, a 5xx, a 429): `Reconciling=True`. False when the API server
+    /// will refuse the same object again (a 422): `Stalled=True`.
+    pub retried: bool,
 }
 
 /// The status for an evaluation. `previous` keeps transition times, history and the live hash.
@@ -144,23 +172,25 @@ pub fn build(
         Some(h) => format!("; the last good output ({h}) stays in place"),
         None => String::new(),
     };
-    match (&ev.rendered, &live.write_failure) {
-        (_, Some((reason, message))) => set(
-            READY,
+    // Ready, and what kstatus reads beside it: Stalled while nothing but a change of the
+    // config (or of what it reads) can help, Reconciling while the operator tries again.
+    let (ready, reason, message, stalled) = match (&ev.rendered, &live.write_failure) {
+        (_, Some(failure)) => (
             false,
-            reason,
-            format!("{message}{}", kept(&live.hash)),
+            failure.reason.clone(),
+            format!("{}{}", failure.message, kept(&live.hash)),
+            !failure.retried,
         ),
-        (Some(rendered), None) => set(
-            READY,
+        (Some(rendered), None) => (
             true,
-            "Rendered",
+            "Rendered".to_string(),
             format!(
                 "{} {} holds {}",
                 rendered.kind_str(),
                 rendered.name,
                 rendered.hash
             ),
+            false,
         ),
         (None, None) => {
             let (reason, message) = if !ev.source_problems.is_empty() {
@@ -168,20 +198,27 @@ pub fn build(
             } else {
                 summarize(&ev.problems)
             };
-            set(
-                READY,
+            (
                 false,
-                reason.as_str(),
+                reason.as_str().to_string(),
                 format!("{message}{}", kept(&live.hash)),
-            );
+                true,
+            )
         }
+    };
+    if stalled {
+        set(STALLED, true, &reason, message.clone());
+    } else if !ready {
+        set(
+            RECONCILING,
+            true,
+            PROGRESSING_WITH_RETRY,
+            format!("the operator tries again: {message}"),
+        );
     }
+    set(READY, ready, &reason, message);
     // Ready first: what `kubectl get` and GitOps tools read.
-    conditions.sort_by_key(|c| match c.type_.as_str() {
-        READY => 0,
-        SOURCES_RESOLVED => 1,
-        _ => 2,
-    });
+    conditions.sort_by_key(|c| condition_order(&c.type_));
     status.conditions = conditions;
     status.config_hash = live.hash.clone();
     if let Some(rendered) = &ev.rendered {
@@ -289,3 +326,7 @@ pub fn record_history(
     let excess = status.history.len().saturating_sub(HISTORY_LIMIT);
     status.history.drain(..excess);
 }
+
+#[cfg(test)]
+#[path = "build_tests.rs"]
+mod tests;

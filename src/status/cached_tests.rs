@@ -105,21 +105,11 @@ fn the_cached_projection_drops_messages_history_and_explanations() {
 }
 
 fn evaluation(linger: &str) -> Evaluation {
-    let spec: crate::engine::spec::ToolConfigSpec = serde_json::from_value(serde_json::json!({
+    evaluation_of(serde_json::json!({
         "tool": "kafka-console-producer",
         "args": {"topic": "orders", "bootstrap-server": "kafka:9092"},
         "properties": {"producer": {"linger.ms": linger, "lingr.ms": "1"}},
     }))
-    .expect("a valid spec");
-    crate::engine::evaluate(&crate::engine::Request {
-        name: "orders",
-        namespace: "team-a",
-        spec: &spec,
-        namespace_labels: &Default::default(),
-        globals: &[],
-        sources: &crate::engine::sources::SourceSet::default(),
-        hash_key: None,
-    })
 }
 
 /// The status a reconcile writes: built on `previous`, with a history entry when the hash

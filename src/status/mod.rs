@@ -1,5 +1,6 @@
 //! The status of a KafkaToolConfig, built from an [`Evaluation`]: kstatus-compatible conditions
-//! (`Ready`, `SourcesResolved`, `Valid`, each with `observedGeneration`), the live hash, warnings,
+//! (`Ready`, `SourcesResolved`, `Valid`, each with `observedGeneration`, and kstatus's own
+//! `Stalled` and `Reconciling` while they are True), the live hash, warnings,
 //! shadowed keys and history. Shared by the controller and by `validate -o json`, so both write
 //! exactly the same thing. The types and their accessors are here; `build.rs` makes a status
 //! from an evaluation, `cached.rs` is the operator's compact copy of one.
@@ -7,7 +8,7 @@
 mod build;
 mod cached;
 
-pub use build::{Live, build, global_conditions, record_history};
+pub use build::{Live, WriteFailure, build, global_conditions, record_history};
 pub use cached::{ContentHash, Digest, Kept, digest};
 
 use schemars::JsonSchema;
@@ -19,11 +20,24 @@ use crate::engine::{Evaluation, spec::Role};
 pub const READY: &str = "Ready";
 pub const SOURCES_RESOLVED: &str = "SourcesResolved";
 pub const VALID: &str = "Valid";
+/// kstatus's "abnormal-true" conditions (sigs.k8s.io/cli-utils/pkg/kstatus): present only while
+/// True, so a healthy status carries neither. `Stalled=True` makes kstatus (Flux, `kstatus`
+/// based tools) report Failed: only a change of the spec, a source or a GlobalClientDefaults can
+/// fix the config. `Reconciling=True` reports InProgress: the operator is still working on it
+/// (its first result is not there yet, or it retries a refused write).
+pub const STALLED: &str = "Stalled";
+pub const RECONCILING: &str = "Reconciling";
+/// `Reconciling`'s reasons, Flux's names for the same two states.
+pub const PROGRESSING: &str = "Progressing";
+pub const PROGRESSING_WITH_RETRY: &str = "ProgressingWithRetry";
 
 /// A status condition (the shape of `metav1.Condition`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
+    /// `Ready`, `SourcesResolved`, `Valid` (a GlobalClientDefaults: `Valid`), and kstatus's
+    /// `Stalled` (only a change of the spec or of what it reads can help) and `Reconciling` (the
+    /// operator is still at work), present only while True (docs/flux.md).
     #[serde(rename = "type")]
     pub type_: String,
     /// True, False or Unknown.
@@ -214,4 +228,20 @@ pub fn set_condition(
         observed_generation: generation,
         last_transition_time,
     });
+}
+
+/// The evaluation of a spec with no sources nor GlobalClientDefaults (the status tests' input).
+#[cfg(test)]
+fn evaluation_of(spec: serde_json::Value) -> Evaluation {
+    let spec: crate::engine::spec::ToolConfigSpec =
+        serde_json::from_value(spec).expect("a spec that decodes");
+    crate::engine::evaluate(&crate::engine::Request {
+        name: "orders",
+        namespace: "team-a",
+        spec: &spec,
+        namespace_labels: &Default::default(),
+        globals: &[],
+        sources: &crate::engine::sources::SourceSet::default(),
+        hash_key: None,
+    })
 }

@@ -3,6 +3,9 @@
 //! and polling helpers. Each e2e test file does `mod support;`.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod kafka;
+pub mod kubelet;
+
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -286,18 +289,7 @@ impl Operator {
 
     /// SIGTERM: a clean stop that releases the Lease.
     pub fn terminate(mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(10) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        terminate(&mut self.child, Duration::from_secs(10));
     }
 
     /// SIGKILL: a crash; the Lease stays until it expires.
@@ -328,6 +320,22 @@ impl Drop for Operator {
             let _ = self.child.wait();
         }
     }
+}
+
+/// SIGTERM, then SIGKILL when `child` has not exited after `grace`.
+pub fn terminate(child: &mut Child, grace: Duration) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let start = Instant::now();
+    while start.elapsed() < grace {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 pub fn annotation(object: &serde_json::Value, pointer: &str) -> Option<String> {

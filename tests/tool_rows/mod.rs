@@ -695,7 +695,7 @@ fn effective(ev: &Evaluation, role: Role, key: &str) -> Option<(String, Layer)> 
     ev.views
         .get(&role)?
         .effective_value(key)
-        .map(|c| (c.value.clone(), c.layer))
+        .map(|c| (c.value.shown().into_owned(), c.layer))
 }
 
 fn forced_by_tool_warning(ev: &Evaluation, role: Role, key: &str, tool: &str) -> bool {

@@ -11,6 +11,10 @@ use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::sensitive;
 use crate::engine::spec::Role;
+use crate::engine::taint::Value;
+
+/// What a refused sensitive value says instead of a reason that would quote it.
+const HIDDEN_REASON: &str = "the reason is not shown: it would quote the value";
 
 /// Key prefixes whose keys are open-ended (Kafka reads them by prefix), so they are never unknown.
 const OPEN_PREFIXES: &[&str] = &[
@@ -119,23 +123,35 @@ pub(crate) fn check_role(
             });
         }
         // A provider reference is resolved by Kafka at run time; its type is unknown here.
-        if sensitive::has_provider_reference(&contribution.value, &view.providers) {
+        let providers = &view.providers;
+        if contribution
+            .value
+            .inspect(|text| sensitive::has_provider_reference(text, providers))
+        {
             continue;
         }
-        if let Err(why) = typed::check_value(def, &contribution.value) {
-            let sensitive = contribution.is_secret_sourced() || def.is_password();
-            let shown = if sensitive {
-                sensitive::redacted_label(contribution)
-            } else {
-                format!("{:?}", contribution.value)
-            };
-            // Reasons quote the offending part of a value as a Rust string literal ("…"): for a
-            // sensitive value only a reason that quotes nothing is shown.
-            let why = if sensitive && why.contains('"') {
-                "the reason is not shown: it would quote the value".to_string()
-            } else {
-                why
-            };
+        let refused = match &contribution.value {
+            Value::Plain(text) => typed::check_value(def, text).err().map(|why| {
+                let shown = if def.is_password() {
+                    sensitive::REDACTED.to_string()
+                } else {
+                    format!("{text:?}")
+                };
+                // Reasons quote the offending part of a value as a Rust string literal ("…"):
+                // for a password only a reason that quotes nothing is shown.
+                if def.is_password() && why.contains('"') {
+                    (shown, HIDDEN_REASON.to_string())
+                } else {
+                    (shown, why)
+                }
+            }),
+            // Secret data is checked without a copy of it leaving the check: only the verdict
+            // does, so no reason (it could quote the value) is given.
+            Value::Secret(secret) => (!secret
+                .inspect(|text| typed::check_value(def, text).is_ok()))
+            .then(|| (secret.redacted(), HIDDEN_REASON.to_string())),
+        };
+        if let Some((shown, why)) = refused {
             problems.push(Problem::new(
                 Reason::InvalidValue,
                 contribution.source.clone(),
@@ -151,8 +167,22 @@ pub(crate) fn check_role(
 fn check_group_protocol(view: &RoleView, problems: &mut Vec<Problem>) {
     let protocol = view
         .effective_value("group.protocol")
-        .map(|c| c.value.trim().to_ascii_lowercase())
-        .unwrap_or_else(|| "classic".to_string());
+        .map(|c| {
+            if c.value
+                .inspect(|p| p.trim().eq_ignore_ascii_case("consumer"))
+            {
+                "consumer"
+            } else if c
+                .value
+                .inspect(|p| p.trim().eq_ignore_ascii_case("classic"))
+            {
+                "classic"
+            } else {
+                // Any other value is refused by typed validation, not here.
+                ""
+            }
+        })
+        .unwrap_or("classic");
     for (refusing, keys) in CONSUMER_PROTOCOL_ONLY {
         if protocol != *refusing {
             continue;
