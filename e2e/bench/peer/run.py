@@ -216,7 +216,9 @@ class Audit:
                     e = json.loads(line)
                 except ValueError:
                     continue
-                if (e.get("user") or {}).get("username") == user:
+                # The harness's kubeconfigs impersonate the tools' ServiceAccounts.
+                who = e.get("impersonatedUser") or e.get("user") or {}
+                if who.get("username") == user:
                     n += 1
         return n
 
