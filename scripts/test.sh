@@ -193,3 +193,10 @@ if [ -x e2e/chart/test.sh ]; then
   KCO_OPERATOR_BIN=${CARGO_TARGET_DIR:-$ROOT/target}/x86_64-unknown-linux-musl/release/kafka-config-operator bash e2e/chart/test.sh
   end
 fi
+
+# The side-by-side benchmark (issue 30) is not run here; its smoke run (N = 100, its own control
+# plane, nothing written) proves the harness, the Reloader build and the ceiling client still work.
+begin "bench smoke: side by side with Reloader, sync ceiling (N = 100)"
+PEER_SMOKE=1 PEER_OPERATOR_BIN=${CARGO_TARGET_DIR:-$ROOT/target}/x86_64-unknown-linux-musl/release/kafka-config-operator \
+  bash e2e/bench/peer.sh
+end

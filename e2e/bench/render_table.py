@@ -68,6 +68,20 @@ HOSTILE_WHAT = {
     "long_tool": "a 1 MB tool name (refused, UnknownTool)",
 }
 
+# Side by side with stakater Reloader (issue 30), e2e/bench/peer.sh: (what, key, op, goal, goal as
+# written). Ratios are ours / Reloader's; the RSS key is that of the largest N measured.
+PEER_GOALS = [
+    ("Idle RSS (ballast only)", "idle_rss_ratio_vs_reloader", None, None, "–"),
+    ("RSS at N = 10,000", "rss_10k_ratio_vs_reloader", "<=", 0.2, "≤ 0.2"),
+    ("Peak RSS during the initial list, N = 10,000", "peak_rss_10k_ratio_vs_reloader", None, None, "–"),
+    ("Sync CPU seconds", "sync_cpu_ratio_vs_reloader", "<=", 1.0, "≤ 1.0"),
+    ("Edit → pod-template change, p50 (paced)", "edit_to_rollout_p50_ratio_vs_reloader", None, None, "–"),
+    ("Edit → pod-template change, p99 (paced)", "edit_to_rollout_p99_ratio_vs_reloader", "<=", 1.0, "≤ 1.0"),
+    ("Edit → pod-template change, p99 (burst)", "burst_to_rollout_p99_ratio_vs_reloader", None, None, "–"),
+    ("Writes per edit by the tool (paced)", "edit_writes_per_edit_vs_reloader", None, None, "–"),
+]
+CEILING_GOAL = 0.8
+
 ENGINE_PAIRS = [
     ("evaluate_and_render", "pipeline", ""),
     ("parse", "load", "parse_"),
@@ -214,13 +228,32 @@ def block_hostile(results):
     return L
 
 
+def block_peer(results):
+    L = ["| what | key | ours | Reloader | ratio | n | goal | |",
+         "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for what, key, op, goal, text in PEER_GOALS:
+        e = results.get(key) or {}
+        v = e.get("value")
+        mark = "–" if op is None else verdict(v, op, goal)
+        L.append(f"| {what} | `{key}` | {num(e.get('ours'))} | {num(e.get('reloader'))} | {num(v)} | "
+                 f"{num(e.get('n'))} | {text} | {mark} |")
+    c = results.get("initial_sync_fraction_of_ceiling") or {}
+    L.append(f"| Initial sync, configs/s: operator vs the minimal client | `initial_sync_fraction_of_ceiling` | "
+             f"{num(c.get('ours_configs_per_s'))} | {num(c.get('ceiling_configs_per_s'))} (client) | "
+             f"{num(c.get('value'))} | {num(c.get('n'))} | ≥ {CEILING_GOAL} | "
+             f"{verdict(c.get('value'), '>=', CEILING_GOAL)} |")
+    L.append("")
+    L.append(source_line(results, [k for _, k, *_ in PEER_GOALS] + ["initial_sync_fraction_of_ceiling"]))
+    return L
+
+
 def block_machine(results):
     return [machine_line(results.get("run_scale"), "Scale run"),
             machine_line(results.get("run_engine_vs_jvm"), "Engine-vs-JVM run")]
 
 
 BLOCKS = {"machine": block_machine, "scale": block_scale, "engine": block_engine,
-          "hostile": block_hostile}
+          "hostile": block_hostile, "peer": block_peer}
 
 
 def render(doc, results):
