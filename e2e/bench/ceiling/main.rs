@@ -89,7 +89,9 @@ async fn sync_one(
     let uid = uid.unwrap_or_default();
     let hash = format!("hmac-sha256:{:064x}", name.len() as u64 * 7919);
     let properties: String = (0..20)
-        .map(|k| format!("# property {k} of {name}: why it is set.\nkey.number.{k}=value-{k}-{name}\n"))
+        .map(|k| {
+            format!("# property {k} of {name}: why it is set.\nkey.number.{k}=value-{k}-{name}\n")
+        })
         .collect();
     let output = json!({
         "apiVersion": "v1", "kind": "ConfigMap",
