@@ -147,8 +147,7 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
     args::check_option_values(tool, &ev.views, &mut ev.problems);
     args::warn_default_address(tool, &ev.views, &mut ev.warnings);
 
-    ev.problems
-        .sort_by(|a, b| (a.reason, &a.field, &a.message).cmp(&(b.reason, &b.field, &b.message)));
+    ev.problems.sort_by(by_reason_field_message);
     ev.problems.dedup();
     ev.source_problems.dedup();
     ev.warnings.sort();
@@ -167,10 +166,19 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
                     None => ev.rendered = Some(rendered),
                 }
             }
-            Err(problems) => ev.problems.extend(problems),
+            Err(mut problems) => {
+                // Sorted too: in key order, problems naming keys read from a Secret file would
+                // tell where each key's text sorts.
+                problems.sort_by(by_reason_field_message);
+                ev.problems.extend(problems)
+            }
         }
     }
     ev
+}
+
+fn by_reason_field_message(a: &Problem, b: &Problem) -> std::cmp::Ordering {
+    (a.reason, &a.field, &a.message).cmp(&(b.reason, &b.field, &b.message))
 }
 
 /// The roles to render: the tool's, or for `client`/`kafka-server` the ones the spec selects.
