@@ -354,7 +354,10 @@ fn canary_secret_value_never_leaks() {
             let c = cluster
                 .json(&["get", "kafkatoolconfig", "sec-pem", "-n", ns])
                 .ok_or("gone")?;
-            let history = c["status"]["history"].as_array().cloned().unwrap_or_default();
+            let history = c["status"]["history"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
             let last = history
                 .last()
                 .map(|e| e["changedKeys"].to_string())

@@ -298,16 +298,7 @@ mod tests {
                 )]),
             },
         );
-        let labels = std::collections::BTreeMap::new();
-        let ev = crate::engine::evaluate(&crate::engine::Request {
-            name: "p",
-            namespace: "ns",
-            spec: &spec,
-            namespace_labels: &labels,
-            globals: &[],
-            sources: &sources,
-            hash_key: None,
-        });
+        let ev = crate::engine::evaluate::evaluate_alone(&spec, "ns", &sources);
         let view = &ev.views[&crate::engine::spec::Role::Producer];
         let label = "[key from Secret ns/creds key client.properties, line 2]";
         assert_eq!(view.keys["deadbeef01"].key.shown(), label);

@@ -125,12 +125,12 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
     use super::*;
+    use crate::engine::evaluate::evaluate_alone;
     use crate::engine::layers::Layer;
     use crate::engine::reference::{Bindings, Mode, resolve};
     use crate::engine::sources::{SourceSet, load_files};
     use crate::engine::spec::ToolConfigSpec;
     use crate::engine::taint::{SecretSource, SecretText, Value};
-    use crate::engine::{Request, evaluate};
 
     const CANARY: &str = "kcoDebugCanary7f3a";
     /// A key of the Secret file, shaped like a config name: Secret content all the same.
@@ -241,16 +241,7 @@ mod tests {
         for kind in ["Secret", "ConfigMap"] {
             let spec = secret_spec(kind);
             let sources = secret_sources();
-            let labels = BTreeMap::new();
-            let ev = evaluate(&Request {
-                name: "orders-producer",
-                namespace: "team-a",
-                spec: &spec,
-                namespace_labels: &labels,
-                globals: &[],
-                sources: &sources,
-                hash_key: None,
-            });
+            let ev = evaluate_alone(&spec, "team-a", &sources);
             if kind == "Secret" {
                 let rendered = ev.rendered.as_ref().expect("a Secret output renders");
                 assert!(
