@@ -8,6 +8,7 @@ mod live;
 mod placeholder;
 mod render;
 mod validate;
+mod workload;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -27,6 +28,7 @@ pub use live::explain_live;
 pub use placeholder::{MissingSources, PLACEHOLDER_VALUE, stub_missing};
 pub use render::{render, render_text};
 pub use validate::{validate, validate_text};
+pub use workload::{fragment, launch_line, render_workload, workload_text};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -53,6 +55,11 @@ pub enum Command {
         format: RenderFormat,
         #[command(flatten)]
         hash_key: HashKeyArg,
+        /// Print, for each config, the fragment of the workload that runs it (opt-in annotation;
+        /// pod template with volumes, mounts, launch line and hash; docs/workloads.md) instead
+        /// of the objects.
+        #[arg(long)]
+        workload: bool,
     },
     /// Show, for every key, the winning value, its layer and source, and what it overrode.
     Explain {

@@ -19,10 +19,12 @@ pub mod index;
 pub mod inputs;
 pub mod leader;
 pub mod metrics;
+pub mod opt_ins;
 pub mod ownership;
 pub mod reconcile;
 pub mod synced;
 pub mod versions;
+pub mod workloads;
 
 #[cfg(test)]
 mod fixtures;

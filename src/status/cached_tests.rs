@@ -224,6 +224,7 @@ fn the_projection_keeps_history_and_times_exactly_even_when_unusual() {
         kind: "Deployment".into(),
         name: "orders-api".into(),
         hash: Some("sha256:ab".into()),
+        via: Some("Annotation".into()),
     });
     full.output
         .as_mut()
