@@ -2,7 +2,8 @@
 //!
 //! Distinct canary strings sit in every Secret-sourced position a config can have: a value read
 //! through `secretKeyRef` env, a password value, a value that fails type validation, a key and a
-//! whole line of a Secret file (a PEM body pasted without line continuations), a reference body
+//! whole line of a Secret file (a PEM body pasted without line continuations; lowercase tokens
+//! and key-shaped `token=x` lines too, which look like config names), a reference body
 //! inside a Secret file value, an argument value, under every output mode (Secret output,
 //! ConfigMap output, `output.secrets: Deferred`). Then `render` (yaml, json, properties),
 //! `explain` (table, json) and `validate` (table, json) run as a user runs them, and every byte
@@ -20,7 +21,9 @@ use std::process::Command;
 
 use base64::Engine as _;
 
-/// Canaries, each in one position. Upper-case hex, so they are not config-name shaped.
+/// Canaries, each in one position. Most are upper-case hex; the `LOWER_*` ones are shaped like
+/// config names (lowercase letters, digits, `.`): a key read from a Secret file is Secret content
+/// whatever it looks like, unless Kafka defines it.
 const VALUE: &str = "KCOCANARYVALUE7F3A91";
 const PASSWORD: &str = "KCOCANARYPASSWD2B8C04";
 const TYPED: &str = "KCOCANARYTYPED9D1E55";
@@ -28,9 +31,27 @@ const FILE_KEY: &str = "MIIKCOCANARYFILEKEY4C2A";
 const FILE_LINE: &str = "KCOCANARYFILELINE8E7B";
 const REF_BODY: &str = "KCOCANARYREFBODY3A6F";
 const ARGUMENT: &str = "KCOCANARYARGUMENT5C9D";
+/// A lowercase token alone on a line (a key with an empty value).
+const LOWER_TOKEN: &str = "kcocanarylowertoken5e1f";
+/// A lowercase PEM/base64 body line, no `=` or `:`.
+const LOWER_PEM_LINE: &str = "kcocanarypemline0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b";
+/// A key-shaped token with a value (`deadbeef01=x`).
+const LOWER_KEY_SHAPED: &str = "kcocanarykeyshaped7a2c";
+/// A dotted one, shaped exactly like a custom config name.
+const LOWER_DOTTED: &str = "kco.canary.dotted9b3d";
 
 const CANARIES: &[&str] = &[
-    VALUE, PASSWORD, TYPED, FILE_KEY, FILE_LINE, REF_BODY, ARGUMENT,
+    VALUE,
+    PASSWORD,
+    TYPED,
+    FILE_KEY,
+    FILE_LINE,
+    REF_BODY,
+    ARGUMENT,
+    LOWER_TOKEN,
+    LOWER_PEM_LINE,
+    LOWER_KEY_SHAPED,
+    LOWER_DOTTED,
 ];
 
 fn secrets() -> String {
@@ -52,6 +73,10 @@ stringData:
     sasl.mechanism=PLAIN
     {FILE_KEY}abcdEFGH+/0123
     {FILE_LINE}=
+    {LOWER_TOKEN}
+    {LOWER_PEM_LINE}
+    {LOWER_KEY_SHAPED}=x
+    {LOWER_DOTTED}=x
     custom.ref=${{{REF_BODY}}}
 "#
     )
@@ -102,6 +127,14 @@ fn fixtures() -> Vec<(&'static str, String)> {
                 &format!(
                     "{file}  args: {{topic: '${{env.ARG}}'}}\n  properties: {{producer: {{client.id: '${{env.V}}'}}}}\n  references: Lenient\n  output: {{secrets: Deferred}}\n"
                 ),
+            ),
+        ),
+        (
+            // Secret file keys listed in a SensitiveValueInConfigMap message.
+            "secret-file-to-configmap",
+            producer(
+                "secret-file-to-configmap",
+                &format!("{file}  args: {{topic: t}}\n  references: Lenient\n"),
             ),
         ),
         (
@@ -276,6 +309,7 @@ fn the_fixtures_reach_the_failures_they_are_for() {
         ("secret-output", "Ready=True"),
         ("configmap-output", "SensitiveValueInConfigMap"),
         ("deferred", "SensitiveArgument"),
+        ("secret-file-to-configmap", "SensitiveValueInConfigMap"),
         ("invalid-typed-value", "InvalidValue"),
         ("invalid-secret-address", "InvalidValue"),
         ("unresolved-in-secret-file", "UnresolvedReference"),
@@ -308,6 +342,16 @@ fn the_fixtures_reach_the_failures_they_are_for() {
     assert!(
         decoded.contains(VALUE) && decoded.contains(PASSWORD) && decoded.contains(ARGUMENT),
         "the Secret output should hold the canaries: {decoded}"
+    );
+    // The keys of the Secret file are written into the Secret output, and warned about (as
+    // unknown keys) by where they were read.
+    for key in [LOWER_TOKEN, LOWER_PEM_LINE, LOWER_KEY_SHAPED, LOWER_DOTTED] {
+        assert!(decoded.contains(key), "{key} missing from {decoded}");
+    }
+    let validated = run(&["validate", "-f", path.to_str().expect("utf-8")]);
+    assert!(
+        validated.contains("[key from Secret team/creds key client.properties, line 7]"),
+        "{validated}"
     );
 }
 

@@ -142,8 +142,13 @@ fn canary_secret_value_never_leaks() {
                 "sasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"u\" password=\"{value}\";\nssl.key.password={value}\n"),
             "bad-values.properties": format!("batch.size={value}\nacks={value}\nenable.idempotence={value}\n"),
             "broken.properties": format!("ok=1\npw={value}\nbroken=\\u{value}\n"),
-            // A PEM body pasted without line continuations: each line becomes a "key".
-            "pem.properties": format!("bootstrap.servers=k:9092\nMIIB{value}Ab+/=\n"),
+            // A PEM body pasted without line continuations: each line becomes a "key". Also
+            // lowercase ones, shaped like config names: a lone token, a `token=x` line and a
+            // dotted one (scanned for in lowercase too).
+            "pem.properties": format!(
+                "bootstrap.servers=k:9092\nMIIB{value}Ab+/=\n{lower}\n{lower}k=x\nkco.{lower}.d=x\n",
+                lower = value.to_lowercase()
+            ),
             // A reference body inside a Secret file value.
             "ref.properties": format!("bootstrap.servers=k:9092\ncustom.ref=${{{value}}}\n"),
         }})
@@ -332,6 +337,30 @@ fn canary_secret_value_never_leaks() {
                 .ok_or(format!("history {history}"))
         },
     );
+    // The keys read from pem.properties changed with the canary: status.history names them
+    // (the new ones by line, the old ones as no longer set), never their text.
+    eventually(
+        "sec-pem history records the rotation",
+        Duration::from_secs(30),
+        || {
+            let c = cluster
+                .json(&["get", "kafkatoolconfig", "sec-pem", "-n", ns])
+                .ok_or("gone")?;
+            let history = c["status"]["history"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let last = history
+                .last()
+                .map(|e| e["changedKeys"].to_string())
+                .unwrap_or_default();
+            (history.len() >= 2
+                && last.contains("[key from Secret")
+                && last.contains("[a key no longer set, not shown]"))
+            .then_some(())
+            .ok_or(format!("history {history:?}"))
+        },
+    );
     check_outcomes(&cluster);
     std::thread::sleep(Duration::from_secs(2));
 
@@ -415,7 +444,8 @@ fn canary_secret_value_never_leaks() {
     let mut scanned = 0usize;
     for (what, text) in &corpus {
         scanned += text.len();
-        for c in [&canary, &rotated] {
+        let lowered = [canary.to_lowercase(), rotated.to_lowercase()];
+        for c in [&canary, &rotated, &lowered[0], &lowered[1]] {
             for needle in [c.clone(), b64(c), c.chars().rev().collect()] {
                 if text.contains(&needle) {
                     let at = text.find(&needle).unwrap_or(0);

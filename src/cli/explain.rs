@@ -45,12 +45,10 @@ pub fn explain_entries(
     for (role, view) in &ev.views {
         let first = entries.len();
         for provenance in view.keys.values() {
-            if only_key.is_some_and(|k| k != provenance.key) {
+            if only_key.is_some_and(|k| !provenance.key.inspect(|key| key == k)) {
                 continue;
             }
-            let shown = |c: &Contribution| {
-                sensitive::shown_value(provenance.def, &provenance.key, c).into_owned()
-            };
+            let shown = |c: &Contribution| sensitive::shown_value_of(provenance, c).into_owned();
             let winner = provenance.winner();
             if winner.layer == Layer::KafkaDefaults {
                 continue;
@@ -59,7 +57,7 @@ pub fn explain_entries(
                 namespace: namespace.to_string(),
                 name: name.to_string(),
                 role: role.to_string(),
-                key: sensitive::shown_key(*role, provenance).into_owned(),
+                key: provenance.key.shown().into_owned(),
                 value: shown(winner),
                 layer: winner.layer,
                 source: winner.source.to_string(),
@@ -74,6 +72,9 @@ pub fn explain_entries(
                     .collect(),
             });
         }
+        // By the key as shown (the key order when every key is shown): in key order, a key read
+        // from a Secret file would tell where its text sorts.
+        entries[first..].sort_by(|a, b| a.key.cmp(&b.key));
         // `output.renderDefaults` writes Kafka's default of every unset key: those lines are in
         // the file, so they are explained too.
         if ev.defaults_rendered {

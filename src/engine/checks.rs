@@ -9,7 +9,6 @@ use crate::engine::layers::{Contribution, Layer};
 use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Shadowed, Warning};
 use crate::engine::policy::PolicyMatcher;
-use crate::engine::sensitive;
 use crate::engine::spec::{Precedence, Role, Scalar, ToolConfigSpec};
 
 pub(crate) fn check_override_policy(
@@ -26,7 +25,7 @@ pub(crate) fn check_override_policy(
         let refused: Vec<String> = view
             .keys
             .values()
-            .filter(|p| !matcher.allows(&p.key))
+            .filter(|p| !p.key.inspect(|key| matcher.allows(key)))
             .filter_map(|p| {
                 let sources: Vec<String> = p
                     .chain
@@ -34,8 +33,7 @@ pub(crate) fn check_override_policy(
                     .filter(|c| c.layer.is_user_layer())
                     .map(|c| c.source.to_string())
                     .collect();
-                (!sources.is_empty())
-                    .then(|| format!("{} ({})", sensitive::shown_key(role, p), sources.join(", ")))
+                (!sources.is_empty()).then(|| format!("{} ({})", p.key.shown(), sources.join(", ")))
             })
             .collect();
         if !refused.is_empty() {
@@ -134,7 +132,7 @@ pub(crate) fn warn_enforced(role: Role, view: &RoleView, warnings: &mut Vec<Warn
             && !winner.value.same_text(&below.value)
         {
             warnings.push(Warning {
-                key: provenance.key.clone(),
+                key: provenance.key.shown().into_owned(),
                 role: Some(role),
                 reason: Reason::Enforced,
                 message: format!(
@@ -195,18 +193,23 @@ pub(crate) fn check_required(
 }
 
 pub(crate) fn shadowed(role: Role, view: &RoleView) -> Vec<Shadowed> {
-    view.keys
+    let mut shadowed: Vec<Shadowed> = view
+        .keys
         .values()
         .filter_map(|p| {
             let mut chain = p.chain.iter().filter(|c| c.layer != Layer::KafkaDefaults);
             let winner = chain.next()?;
             let over: Vec<String> = chain.map(Contribution::shadow_label).collect();
             (!over.is_empty()).then(|| Shadowed {
-                key: sensitive::shown_key(role, p).into_owned(),
+                key: p.key.shown().into_owned(),
                 role,
                 winner: winner.layer.as_str().to_string(),
                 over,
             })
         })
-        .collect()
+        .collect();
+    // By the key as shown (the key order when every key is shown): in key order, a key read
+    // from a Secret file would tell where its text sorts.
+    shadowed.sort_by(|a, b| a.key.cmp(&b.key));
+    shadowed
 }

@@ -147,8 +147,7 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
     args::check_option_values(tool, &ev.views, &mut ev.problems);
     args::warn_default_address(tool, &ev.views, &mut ev.warnings);
 
-    ev.problems
-        .sort_by(|a, b| (a.reason, &a.field, &a.message).cmp(&(b.reason, &b.field, &b.message)));
+    ev.problems.sort_by(by_reason_field_message);
     ev.problems.dedup();
     ev.source_problems.dedup();
     ev.warnings.sort();
@@ -167,10 +166,38 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
                     None => ev.rendered = Some(rendered),
                 }
             }
-            Err(problems) => ev.problems.extend(problems),
+            Err(mut problems) => {
+                // Sorted too: in key order, problems naming keys read from a Secret file would
+                // tell where each key's text sorts.
+                problems.sort_by(by_reason_field_message);
+                ev.problems.extend(problems)
+            }
         }
     }
     ev
+}
+
+/// `spec` evaluated in `namespace` against `sources` alone (no GlobalClientDefaults, no
+/// content-hash key): what the engine's unit tests need.
+#[cfg(test)]
+pub(crate) fn evaluate_alone(
+    spec: &ToolConfigSpec,
+    namespace: &str,
+    sources: &crate::engine::sources::SourceSet,
+) -> Evaluation {
+    evaluate(&Request {
+        name: "p",
+        namespace,
+        spec,
+        namespace_labels: &std::collections::BTreeMap::new(),
+        globals: &[],
+        sources,
+        hash_key: None,
+    })
+}
+
+fn by_reason_field_message(a: &Problem, b: &Problem) -> std::cmp::Ordering {
+    (a.reason, &a.field, &a.message).cmp(&(b.reason, &b.field, &b.message))
 }
 
 /// The roles to render: the tool's, or for `client`/`kafka-server` the ones the spec selects.
@@ -275,8 +302,7 @@ fn check_sections(tool: &Tool, spec: &ToolConfigSpec, roles: &[Role], problems: 
 mod tests {
     use std::collections::BTreeMap;
 
-    use super::evaluate;
-    use crate::engine::model::Request;
+    use super::evaluate_alone;
     use crate::engine::outcome::Reason;
     use crate::engine::sources::{SourceData, SourceSet};
     use crate::engine::spec::ToolConfigSpec;
@@ -300,16 +326,7 @@ mod tests {
                 )]),
             },
         );
-        let labels = BTreeMap::new();
-        let ev = evaluate(&Request {
-            name: "p",
-            namespace: "ns",
-            spec: &spec,
-            namespace_labels: &labels,
-            globals: &[],
-            sources: &sources,
-            hash_key: None,
-        });
+        let ev = evaluate_alone(&spec, "ns", &sources);
         let found: Vec<(Reason, &str, &str)> = ev
             .source_problems
             .iter()

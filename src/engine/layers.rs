@@ -5,6 +5,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::engine::catalogue::configs::ConfigKey;
+use crate::engine::key::Key;
 use crate::engine::taint::Value;
 
 /// A precedence layer. The derived order is the Modern order, lowest first.
@@ -94,7 +95,9 @@ impl Contribution {
 /// Every value one key received, highest precedence first; the first is the winner.
 #[derive(Debug, Clone)]
 pub struct Provenance {
-    pub key: String,
+    /// Secret content when read from a Secret's file and not a name Kafka defines: shown only
+    /// through [`Key::shown`].
+    pub key: Key,
     pub chain: Vec<Contribution>,
     /// Kafka's definition of the key for the view's role, looked up once when the view is built.
     pub def: Option<&'static ConfigKey>,

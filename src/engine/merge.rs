@@ -2,11 +2,13 @@
 //! key's provenance chain with its references resolved. Also the two changes the operator makes
 //! to merged views (one connection key, Deferred's config providers).
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::catalogue::tools::{Applied, OnlyWhen, Tool, ToolOption};
 use crate::engine::globals::{GlobalDefaults, role_entries};
+use crate::engine::key::Key;
 use crate::engine::layers::{Contribution, Layer, Provenance};
 use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Warning};
@@ -18,7 +20,11 @@ use crate::engine::taint::{SecretOrigin, Value};
 
 /// A value before references are resolved (Secret data when read from a Secret's file).
 pub(crate) struct Raw<'a> {
+    /// The text, to group the layers' values of a key (never shown: `contribution` names a
+    /// key only when its value is plain, which a key read from a Secret file never has).
     key: &'a str,
+    /// The key of a Secret file's entry that is Secret content: the merged key carries it.
+    secret_key: Option<&'a Key>,
     layer: Layer,
     source: String,
     text: Value,
@@ -31,6 +37,7 @@ impl<'a> Raw<'a> {
     fn new(key: &'a str, layer: Layer, source: String, text: impl Into<Value>) -> Self {
         Raw {
             key,
+            secret_key: None,
             layer,
             source,
             text: text.into(),
@@ -148,12 +155,15 @@ pub(crate) fn collect<'a>(
         }
         let file_label = file.source_file();
         for entry in &file.entries {
-            raws.push(Raw::new(
-                &entry.key,
-                Layer::ConfigFiles,
-                line_label(&file_label, entry.line),
-                entry.value.clone(),
-            ));
+            raws.push(Raw {
+                secret_key: entry.key.is_secret().then_some(&entry.key),
+                ..Raw::new(
+                    entry.key.borrow(),
+                    Layer::ConfigFiles,
+                    line_label(&file_label, entry.line),
+                    entry.value.clone(),
+                )
+            });
         }
     }
 
@@ -321,7 +331,13 @@ pub(crate) fn resolve(
                 default.clone(),
             ));
         }
-        let key = key.to_string();
+        // Secret content when any layer read it from a Secret file that Kafka does not define
+        // (named by the highest such line): the same text elsewhere does not make it public.
+        let key = positions
+            .iter()
+            .rev()
+            .find_map(|&(_, at)| raws[at].secret_key)
+            .map_or_else(|| Key::new(key), Key::clone);
         keys.push((key.clone(), Provenance { key, chain, def }));
     }
     failures.sort_by_key(|(at, _)| *at);
@@ -362,7 +378,7 @@ pub(crate) fn choose_one_connection(
                 continue;
             };
             for (dropped, _, source) in present.iter().filter(|(o, _, _)| o.name != chosen.name) {
-                view.keys.remove(&dropped.key);
+                view.keys.remove(dropped.key.as_str());
                 warnings.push(Warning {
                     key: dropped.key.clone(),
                     role: Some(*role),
@@ -431,9 +447,9 @@ pub(crate) fn declare_deferred_providers(role: Role, view: &mut RoleView) {
 fn add_operator_value(view: &mut RoleView, role: Role, key: &str, value: &str, source: &str) {
     let provenance = view
         .keys
-        .entry(key.to_string())
+        .entry(Key::new(key))
         .or_insert_with(|| Provenance {
-            key: key.to_string(),
+            key: Key::new(key),
             chain: Vec::new(),
             def: ConfigCatalogue::get().key(role, key),
         });

@@ -7,11 +7,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::globals::GlobalDefaults;
-use crate::engine::layers::{Contribution, Layer};
+use crate::engine::key::is_kafka_name;
+use crate::engine::layers::{Contribution, Layer, Provenance};
 use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::policy::PolicyMatcher;
-use crate::engine::sensitive;
 use crate::engine::spec::Role;
 
 /// The client key a MirrorMaker spelling sets for some cluster or client it builds:
@@ -21,20 +21,21 @@ use crate::engine::spec::Role;
 /// MirrorMaker reads a cluster's clients from `{cluster}.`-prefixed keys first, then the
 /// top-level client keys (`MirrorMakerConfig.clusterProps`), so any of these spellings beats a
 /// top-level value for the cluster or client it names.
-pub fn client_key(key: &str) -> Option<&str> {
+pub fn client_key(key: &str) -> Option<&'static str> {
     let catalogue = ConfigCatalogue::get();
-    let is_client_key = |k: &str| {
+    let client_def = |k: &str| {
         [Role::Producer, Role::Consumer, Role::Admin]
             .into_iter()
-            .any(|role| catalogue.key(role, k).is_some())
+            .find_map(|role| catalogue.key(role, k))
     };
-    if is_client_key(key) {
+    if client_def(key).is_some() {
         return None;
     }
-    // The longest dot-suffix that is a client key.
+    // The longest dot-suffix that is a client key, named as the catalogue spells it (so a check
+    // of a key that is Secret content can answer with it: `Key::inspect`).
     key.match_indices('.')
-        .map(|(at, _)| &key[at + 1..])
-        .find(|suffix| is_client_key(suffix))
+        .find_map(|(at, _)| client_def(&key[at + 1..]))
+        .map(|def| def.name.as_str())
 }
 
 /// One client setting of one cluster as MirrorMaker builds it, and the spelling it came from.
@@ -83,7 +84,9 @@ pub fn cluster_clients(view: &RoleView) -> Vec<ClusterClientValue<'_>> {
         for client in OVERRIDE_ROLES {
             // client key -> (rank, spelling, value); the highest rank wins.
             let mut keys: BTreeMap<&str, (u8, &str, &Contribution)> = BTreeMap::new();
-            for key in view.keys.keys() {
+            // A key that is Secret content (read from a Secret file, not a MirrorMaker spelling
+            // of a Kafka key) is left out: its spelling would be shown.
+            for key in view.keys.keys().filter_map(|k| k.public_text()) {
                 let Some(winner) = value(key) else {
                     continue;
                 };
@@ -150,17 +153,12 @@ pub(crate) fn check_policy(
     applied: &[&GlobalDefaults],
     problems: &mut Vec<Problem>,
 ) {
-    let user_sources = |key: &str| -> Vec<String> {
-        view.keys
-            .get(key)
-            .map(|p| {
-                p.chain
-                    .iter()
-                    .filter(|c| c.layer.is_user_layer())
-                    .map(|c| c.source.clone())
-                    .collect()
-            })
-            .unwrap_or_default()
+    let user_sources = |p: &Provenance| -> Vec<String> {
+        p.chain
+            .iter()
+            .filter(|c| c.layer.is_user_layer())
+            .map(|c| c.source.clone())
+            .collect()
     };
     for global in applied
         .iter()
@@ -172,18 +170,21 @@ pub(crate) fn check_policy(
         let matcher = PolicyMatcher::new(policy);
         let mut refused = Vec::new();
         for (key, provenance) in &view.keys {
-            let sources = user_sources(key);
+            let sources = user_sources(provenance);
             if sources.is_empty() {
                 continue;
             }
-            let judged = client_key(key).unwrap_or(key);
-            if !matcher.allows(judged) {
-                let as_client = if judged == key {
-                    String::new()
-                } else {
-                    format!(", which sets {judged} for a cluster or client MirrorMaker builds")
+            // Judged on the text; shown only through the key (`client_key` of a key that is
+            // Secret content is `None`: no suffix of it is a Kafka key).
+            let judged = key.inspect(client_key);
+            if !key.inspect(|k| matcher.allows(judged.unwrap_or(k))) {
+                let as_client = match judged {
+                    None => String::new(),
+                    Some(judged) => {
+                        format!(", which sets {judged} for a cluster or client MirrorMaker builds")
+                    }
                 };
-                let shown = sensitive::shown_key(Role::MirrorMaker, provenance);
+                let shown = provenance.key.shown();
                 refused.push(format!("{shown}{as_client} ({})", sources.join(", ")));
             }
         }
@@ -202,10 +203,10 @@ pub(crate) fn check_policy(
     }
     // Enforced top-level client keys: no per-cluster or per-client spelling may beat them.
     for (key, provenance) in &view.keys {
-        let Some(judged) = client_key(key) else {
+        let Some(judged) = key.inspect(client_key) else {
             continue;
         };
-        let sources = user_sources(key);
+        let sources = user_sources(provenance);
         if sources.is_empty() {
             continue;
         }
@@ -221,7 +222,7 @@ pub(crate) fn check_policy(
             "spec (mirror-maker)",
             format!(
                 "{} ({}) would beat {judged} enforced by {} for a cluster or client MirrorMaker builds",
-                sensitive::shown_key(Role::MirrorMaker, provenance),
+                provenance.key.shown(),
                 sources.join(", "),
                 enforced.source
             ),
@@ -267,6 +268,14 @@ pub fn resolve_overrides(
         .collect();
     for (key, role, value) in overrides {
         let override_key = format!("{role}.override.{key}");
+        // A key read from a Secret file that Kafka does not define is Secret content
+        // (`engine::key`): warnings name its role only.
+        let hidden = secret_keys.contains(override_key.as_str()) && !is_kafka_name(&override_key);
+        let shown = if hidden {
+            format!("[a {role}.override key from a Secret]")
+        } else {
+            override_key.clone()
+        };
         if !policy.eq_ignore_ascii_case("All") {
             let policy = if secret_keys.contains(POLICY_KEY) {
                 "a value from a Secret"
@@ -274,8 +283,8 @@ pub fn resolve_overrides(
                 &policy
             };
             warnings.push(warning(
-                &override_key,
-                format!("{override_key} is ignored: {POLICY_KEY} is {policy}, not All (KIP-781)"),
+                &shown,
+                format!("{shown} is ignored: {POLICY_KEY} is {policy}, not All (KIP-781)"),
             ));
             continue;
         }
@@ -283,8 +292,10 @@ pub fn resolve_overrides(
             let cluster_key = format!("{cluster}.{role}.{key}");
             match content.get(&cluster_key) {
                 Some(existing) if existing != &value => warnings.push(warning(
-                    &override_key,
-                    if clusters_secret {
+                    &shown,
+                    if hidden {
+                        format!("a per-cluster key beats {shown} for a cluster (KIP-781)")
+                    } else if clusters_secret {
                         format!(
                             "a per-cluster {role}.{key} beats {override_key} for a cluster named in a Secret (KIP-781)"
                         )

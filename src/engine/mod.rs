@@ -8,6 +8,7 @@ pub mod catalogue;
 mod checks;
 pub mod evaluate;
 pub mod globals;
+pub mod key;
 pub mod layers;
 mod merge;
 pub mod mirror_maker;

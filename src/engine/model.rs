@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::engine::globals::GlobalDefaults;
+use crate::engine::key::{self, Key};
 use crate::engine::layers::{Contribution, Layer, Provenance};
 use crate::engine::outcome::{Problem, Shadowed, Warning};
 use crate::engine::sensitive;
@@ -86,8 +87,8 @@ impl std::fmt::Debug for HashKey {
 /// One role's merged configuration: every key with its provenance chain.
 #[derive(Debug, Clone, Default)]
 pub struct RoleView {
-    /// By key.
-    pub keys: BTreeMap<String, Provenance>,
+    /// By key (looked up with a `&str`; a [`Key`] shows its text only through its own methods).
+    pub keys: BTreeMap<Key, Provenance>,
     /// Provider names declared by the merged `config.providers`.
     pub providers: BTreeSet<String>,
 }
@@ -174,17 +175,22 @@ impl Evaluation {
         self.problems.is_empty() && self.source_problems.is_empty()
     }
 
-    /// A key as `status.history` may name it: a key that may be Secret content (read from a
-    /// Secret file, not a Kafka key, not shaped like one) is shown by where it was read; a key no
-    /// view holds any more is shown only if Kafka defines it or it is shaped like a config name.
-    pub fn key_label(&self, key: &str) -> String {
-        for (role, view) in &self.views {
-            if let Some(p) = view.keys.get(key) {
-                return sensitive::shown_key(*role, p).into_owned();
+    /// A key as `status.history` may name it: as a view holds it ([`Key::shown`]: a key read
+    /// from a Secret file that Kafka does not define is shown by where it was read); a name no
+    /// view holds any more (it may have been read from a Secret file) only when Kafka defines it
+    /// or it is a file of the output (`tool.args`).
+    pub fn key_label(&self, name: &str) -> String {
+        for view in self.views.values() {
+            if let Some(p) = view.keys.get(name) {
+                return p.key.shown().into_owned();
             }
         }
-        if sensitive::is_config_shaped(key) {
-            key.to_string()
+        let output_file = self
+            .rendered
+            .as_ref()
+            .is_some_and(|r| r.files.contains_key(name));
+        if output_file || key::is_kafka_name(name) {
+            name.to_string()
         } else {
             "[a key no longer set, not shown]".to_string()
         }

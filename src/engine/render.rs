@@ -85,17 +85,17 @@ pub fn render(
             };
             let mut values = Vec::with_capacity(view.keys.len());
             for (provenance, contribution) in view.file_entries() {
-                let key = provenance.key.as_str();
-                // Deferred writes each key name into the ConfigMap: a key that may be Secret
-                // content (a PEM line read as a key) cannot go there.
-                if deferred && sensitive::key_is_secret(*role, key, contribution) {
+                let key = provenance.key.expose_for_output();
+                // Deferred writes each key name into the ConfigMap: a key that is Secret
+                // content (read from a Secret file, not a name Kafka defines) cannot go there.
+                if deferred && provenance.key.is_secret() {
                     problems.push(Problem::new(
                         Reason::SensitiveValueInConfigMap,
                         contribution.source.clone(),
                         format!(
                             "{} is not a Kafka key name, and output.secrets: Deferred would write it \
                              into the ConfigMap; check the file's syntax (line continuations)",
-                            sensitive::key_label(*role, key, contribution)
+                            provenance.key.shown()
                         ),
                     ));
                     continue;
@@ -130,7 +130,7 @@ pub fn render(
                             &provider_names_with(view, deferred),
                         ));
                 if secret_material {
-                    let shown = sensitive::key_label(*role, key, contribution);
+                    let shown = provenance.key.shown();
                     sensitive_keys.insert(format!("{file_name}: {shown}"));
                 }
                 if contribution.is_secret_sourced() {

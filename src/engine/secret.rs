@@ -22,7 +22,7 @@ use zeroize::Zeroize;
 use crate::engine::layers::Contribution;
 use crate::engine::properties::Entry;
 use crate::engine::render::Rendered;
-use crate::engine::sensitive::{REDACTED, is_config_shaped};
+use crate::engine::sensitive::REDACTED;
 use crate::engine::sources::{FileEntry, SourceData};
 use crate::engine::spec::OutputKind;
 
@@ -79,15 +79,9 @@ impl fmt::Debug for Entry {
 
 impl fmt::Debug for FileEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // A key of a Secret's file may be Secret content (a PEM line read as a key) unless it
-        // is shaped like a config name.
-        let key: &dyn fmt::Debug = if self.value.is_secret() && !is_config_shaped(&self.key) {
-            &Redacted
-        } else {
-            &self.key
-        };
+        // A key of a Secret's file that Kafka does not define is shown by where it was read.
         f.debug_struct("FileEntry")
-            .field("key", key)
+            .field("key", &self.key)
             .field("value", &self.value)
             .field("line", &self.line)
             .finish()
@@ -131,21 +125,25 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
     use super::*;
+    use crate::engine::evaluate::evaluate_alone;
     use crate::engine::layers::Layer;
     use crate::engine::reference::{Bindings, Mode, resolve};
     use crate::engine::sources::{SourceSet, load_files};
     use crate::engine::spec::ToolConfigSpec;
     use crate::engine::taint::{SecretSource, SecretText, Value};
-    use crate::engine::{Request, evaluate};
 
     const CANARY: &str = "kcoDebugCanary7f3a";
+    /// A key of the Secret file, shaped like a config name: Secret content all the same.
+    const KEY_CANARY: &str = "kcodebugkeycanary5b1e";
 
     fn assert_hidden(what: &str, value: &impl fmt::Debug) {
         for text in [format!("{value:?}"), format!("{value:#?}")] {
-            assert!(
-                !text.contains(CANARY),
-                "{what}: Debug shows the secret: {text}"
-            );
+            for canary in [CANARY, KEY_CANARY] {
+                assert!(
+                    !text.contains(canary),
+                    "{what}: Debug shows the secret: {text}"
+                );
+            }
         }
     }
 
@@ -158,7 +156,8 @@ mod tests {
                     ("password".to_string(), CANARY.as_bytes().to_vec()),
                     (
                         "sasl.properties".to_string(),
-                        format!("ssl.key.password={CANARY}\ncustom.note=plain\n").into_bytes(),
+                        format!("ssl.key.password={CANARY}\ncustom.note=plain\n{KEY_CANARY}=x\n")
+                            .into_bytes(),
                     ),
                 ]),
             },
@@ -242,21 +241,16 @@ mod tests {
         for kind in ["Secret", "ConfigMap"] {
             let spec = secret_spec(kind);
             let sources = secret_sources();
-            let labels = BTreeMap::new();
-            let ev = evaluate(&Request {
-                name: "orders-producer",
-                namespace: "team-a",
-                spec: &spec,
-                namespace_labels: &labels,
-                globals: &[],
-                sources: &sources,
-                hash_key: None,
-            });
+            let ev = evaluate_alone(&spec, "team-a", &sources);
             if kind == "Secret" {
                 let rendered = ev.rendered.as_ref().expect("a Secret output renders");
                 assert!(
                     rendered.files.values().any(|c| c.contains(CANARY)),
                     "positive control: the rendered Secret holds the value"
+                );
+                assert!(
+                    rendered.files.values().any(|c| c.contains(KEY_CANARY)),
+                    "positive control: the rendered Secret holds the key"
                 );
                 assert_hidden("Rendered", rendered);
             } else {

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use crate::engine::catalogue::configs::{ConfigCatalogue, ConfigKey};
 use crate::engine::layers::{Contribution, Provenance};
 use crate::engine::spec::Role;
-use crate::engine::taint::{SecretOrigin, Value};
+use crate::engine::taint::Value;
 
 /// Suffixes of PASSWORD-typed keys under prefixes (`listener.name.x.sasl.jaas.config`, …).
 const PASSWORD_SUFFIXES: &[&str] = &[
@@ -62,65 +62,30 @@ pub const REDACTED: &str = "[redacted]";
 /// How a message, `explain` or the status shows a merged value: Secret data as the Secret key it
 /// came from ([`SecretText::redacted`]), the value of a password key as [`REDACTED`], anything
 /// else as it is.
+///
+/// [`SecretText::redacted`]: crate::engine::taint::SecretText::redacted
 pub fn shown_value<'c>(
     def: Option<&ConfigKey>,
     key: &str,
     contribution: &'c Contribution,
 ) -> Cow<'c, str> {
+    shown(is_password(def, key), contribution)
+}
+
+/// [`shown_value`] for a value of a merged key (whose name may be Secret content: it is only
+/// checked, never copied).
+pub fn shown_value_of<'c>(provenance: &Provenance, contribution: &'c Contribution) -> Cow<'c, str> {
+    let password = provenance
+        .key
+        .inspect(|key| is_password(provenance.def, key));
+    shown(password, contribution)
+}
+
+fn shown(password: bool, contribution: &Contribution) -> Cow<'_, str> {
     match &contribution.value {
         Value::Secret(secret) => Cow::Owned(secret.redacted()),
-        Value::Plain(_) if is_password(def, key) => Cow::Borrowed(REDACTED),
+        Value::Plain(_) if password => Cow::Borrowed(REDACTED),
         Value::Plain(text) => Cow::Borrowed(text),
-    }
-}
-
-/// Where a value read from a Secret file was read: `Secret ns/name key k, line N`.
-fn file_line(contribution: &Contribution) -> Option<String> {
-    match contribution.value.secret()?.origin() {
-        SecretOrigin::File { from, line } => Some(format!("{from}, line {line}")),
-        SecretOrigin::Parts(_) => None,
-    }
-}
-
-/// Whether a key name may itself be Secret content: read from a Secret file, not a key Kafka
-/// defines for the role, and not shaped like a config name (lowercase ASCII letters, digits,
-/// `.`, `-`, `_`). A PEM or base64 body pasted without line continuations makes each line a
-/// "key" (mixed case, `+`, `/`, `=`): such keys are named by where they were read, never shown.
-pub fn key_is_secret(role: Role, key: &str, contribution: &Contribution) -> bool {
-    contribution
-        .value
-        .secret()
-        .is_some_and(|s| matches!(s.origin(), SecretOrigin::File { .. }))
-        && !is_config_shaped(key)
-        && ConfigCatalogue::get().key(role, key).is_none()
-}
-
-/// Lowercase ASCII letters, digits, `.`, `-`, `_`: how Kafka's config names look.
-pub fn is_config_shaped(key: &str) -> bool {
-    !key.is_empty()
-        && key.bytes().all(|b| {
-            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'_')
-        })
-}
-
-/// How a message shows the key of `provenance`: [`key_label`] of the first contribution that
-/// makes it Secret content, else the key.
-pub fn shown_key(role: Role, provenance: &Provenance) -> Cow<'_, str> {
-    provenance
-        .chain
-        .iter()
-        .find(|c| key_is_secret(role, &provenance.key, c))
-        .map_or(Cow::Borrowed(provenance.key.as_str()), |c| {
-            key_label(role, &provenance.key, c)
-        })
-}
-
-/// How a message shows a key: the key, or for a key that is Secret content, where it was read
-/// (`[key from Secret team-a/kafka-sasl key sasl.properties, line 3]`).
-pub fn key_label<'k>(role: Role, key: &'k str, contribution: &Contribution) -> Cow<'k, str> {
-    match file_line(contribution).filter(|_| key_is_secret(role, key, contribution)) {
-        Some(at) => Cow::Owned(format!("[key from {at}]")),
-        None => Cow::Borrowed(key),
     }
 }
 
@@ -142,41 +107,17 @@ mod tests {
         assert!(!is_password_key(Role::Producer, "password"));
     }
 
-    fn from_file(text: &str) -> Contribution {
-        Contribution::new(
+    #[test]
+    fn a_value_is_shown_by_its_secret_a_password_as_redacted() {
+        let secret = Contribution::new(
             crate::engine::layers::Layer::ConfigFiles,
             "configFiles[0] creds/client.properties:3",
             Value::Secret(crate::engine::taint::SecretText::from_file(
-                text.into(),
+                "hunter2".into(),
                 crate::engine::taint::SecretSource::new("team-a", "creds", "client.properties"),
                 3,
             )),
-        )
-    }
-
-    #[test]
-    fn a_key_of_a_secret_file_is_named_by_where_it_was_read() {
-        let pem_line = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC+/=";
-        assert_eq!(
-            key_label(Role::Producer, pem_line, &from_file("")),
-            "[key from Secret team-a/creds key client.properties, line 3]"
         );
-        // Kafka's own keys, and keys shaped like config names, are shown.
-        for shown in ["ssl.key.password", "custom.note"] {
-            assert_eq!(key_label(Role::Producer, shown, &from_file("x")), shown);
-        }
-        // The same key from a ConfigMap is the user's text, shown as it is.
-        let plain = Contribution::new(
-            crate::engine::layers::Layer::ConfigFiles,
-            "configFiles[0] base/client.properties:3",
-            "x",
-        );
-        assert_eq!(key_label(Role::Producer, pem_line, &plain), pem_line);
-    }
-
-    #[test]
-    fn a_value_is_shown_by_its_secret_a_password_as_redacted() {
-        let secret = from_file("hunter2");
         assert_eq!(
             shown_value(None, "custom.token", &secret),
             "[from Secret team-a/creds key client.properties]"

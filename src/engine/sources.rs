@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::engine::key::Key;
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::properties;
 use crate::engine::reference::Bindings;
@@ -183,11 +184,12 @@ pub struct LoadedFile {
     pub entries: Vec<FileEntry>,
 }
 
-/// One `key=value` of a file; the value of a file held in a Secret is Secret data from here on.
+/// One `key=value` of a file; the value of a file held in a Secret is Secret data from here on,
+/// and so is its key unless Kafka defines it ([`Key::from_secret_file`]).
 /// `Debug` (redacted): `engine::secret`.
 #[derive(Clone)]
 pub struct FileEntry {
-    pub key: String,
+    pub key: Key,
     pub value: Value,
     pub line: u32,
 }
@@ -280,7 +282,7 @@ pub fn load_files(
     files
 }
 
-/// A file's entries, each value of a Secret's file turned into Secret data as it is read.
+/// A file's entries, each key and value of a Secret's file turned into Secret data as it is read.
 fn file_entries(
     entries: Vec<properties::Entry>,
     kind: SourceKind,
@@ -291,15 +293,17 @@ fn file_entries(
         .then(|| SecretSource::new(namespace, &key_ref.name, &key_ref.key));
     entries
         .into_iter()
-        .map(|entry| FileEntry {
-            value: match &from {
-                Some(from) => {
-                    Value::Secret(SecretText::from_file(entry.value, from.clone(), entry.line))
-                }
-                None => Value::Plain(entry.value),
+        .map(|entry| match &from {
+            Some(from) => FileEntry {
+                key: Key::from_secret_file(entry.key, from, entry.line),
+                value: Value::Secret(SecretText::from_file(entry.value, from.clone(), entry.line)),
+                line: entry.line,
             },
-            key: entry.key,
-            line: entry.line,
+            None => FileEntry {
+                key: Key::new(entry.key),
+                value: Value::Plain(entry.value),
+                line: entry.line,
+            },
         })
         .collect()
 }

@@ -15,6 +15,8 @@
 //! `Copy + 'static` value (a yes/no, a position, a `&'static str`), never with text borrowed or
 //! built from the secret.
 //!
+//! The keys of a Secret's file are Secret content too, carried as `engine::key::Key`.
+//!
 //! ```compile_fail,E0277
 //! # use kafka_config_operator::engine::taint::{SecretSource, SecretText};
 //! let secret = SecretText::from_key("hunter2".into(), SecretSource::new("ns", "s", "k"));

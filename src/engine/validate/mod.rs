@@ -65,52 +65,55 @@ pub(crate) fn check_role(
     };
     let mut suggestions_left = MAX_SUGGESTIONS;
     for (provenance, contribution) in view.file_entries() {
-        let key = provenance.key.as_str();
         let Some(def) = provenance.def else {
-            if role != Role::MirrorMaker && !has_open_prefix(key) {
-                // A config with many custom keys (interceptors, plugins) is deliberate, not a
-                // typo: suggestions stop after a few.
-                // A key read from a Secret file may be Secret content (a PEM line): named by
-                // where it was read, with no suggestion (which would hint at its text).
-                if sensitive::key_is_secret(role, key, contribution) {
-                    let label = sensitive::key_label(role, key, contribution);
-                    warnings.push(Warning {
-                        key: label.to_string(),
-                        role: Some(role),
-                        reason: Reason::UnknownKey,
-                        message: format!(
-                            "{label}: not a key the {role} client defines; Kafka ignores it (the key is not shown: it was read from a Secret)"
-                        ),
-                    });
-                    continue;
-                }
-                let suggestion = if suggestions_left > 0 {
-                    suggestions_left -= 1;
-                    set.closest_key(key)
-                } else {
-                    None
-                };
-                // Joined rather than formatted: a config with thousands of custom keys gets
-                // this warning for each.
-                let tail = match suggestion {
-                    Some(s) => ["did you mean ", s, "?"],
-                    None => [
-                        "the ",
-                        role.as_str(),
-                        " client does not define it; Kafka ignores it",
-                    ],
-                };
-                let source = contribution.source.as_str();
-                let message = [key, " (from ", source, "): ", tail[0], tail[1], tail[2]].concat();
+            if role == Role::MirrorMaker || provenance.key.inspect(has_open_prefix) {
+                continue;
+            }
+            // A key read from a Secret file that Kafka does not define is Secret content (a PEM
+            // line): named by where it was read, with no suggestion (which would hint at its
+            // text). Only a key that is not has its text here.
+            let Some(key) = provenance.key.public_text() else {
+                let label = provenance.key.shown();
                 warnings.push(Warning {
-                    key: key.to_string(),
+                    key: label.to_string(),
                     role: Some(role),
                     reason: Reason::UnknownKey,
-                    message,
+                    message: format!(
+                        "{label}: not a key the {role} client defines; Kafka ignores it (the key is not shown: it was read from a Secret)"
+                    ),
                 });
-            }
+                continue;
+            };
+            // A config with many custom keys (interceptors, plugins) is deliberate, not a
+            // typo: suggestions stop after a few.
+            let suggestion = if suggestions_left > 0 {
+                suggestions_left -= 1;
+                set.closest_key(key)
+            } else {
+                None
+            };
+            // Joined rather than formatted: a config with thousands of custom keys gets
+            // this warning for each.
+            let tail = match suggestion {
+                Some(s) => ["did you mean ", s, "?"],
+                None => [
+                    "the ",
+                    role.as_str(),
+                    " client does not define it; Kafka ignores it",
+                ],
+            };
+            let source = contribution.source.as_str();
+            let message = [key, " (from ", source, "): ", tail[0], tail[1], tail[2]].concat();
+            warnings.push(Warning {
+                key: key.to_string(),
+                role: Some(role),
+                reason: Reason::UnknownKey,
+                message,
+            });
             continue;
         };
+        // Kafka defines it: its name is public, wherever it was read.
+        let key = def.name.as_str();
         if def.deprecated {
             warnings.push(Warning {
                 key: key.to_string(),
