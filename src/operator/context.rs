@@ -163,6 +163,8 @@ pub struct Context {
     pub hash_key_id: String,
     /// Events waiting for `reconcile::deliver_events` (at most [`EVENT_QUEUE`]).
     pub event_queue: Option<tokio::sync::mpsc::Sender<QueuedEvent>>,
+    /// The pods of the rollout targets (`sync_status.rs`).
+    pub workloads: crate::operator::sync_status::Workloads,
 }
 
 /// An Event and the object it is about.
@@ -220,6 +222,7 @@ impl Context {
             hash_key_id: hash_key.id(),
             hash_key,
             event_queue: None,
+            workloads: Default::default(),
         }
     }
 

@@ -5,6 +5,30 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::properties;
 use crate::operator::context::Seen;
+use crate::status::HistoryEntry;
+
+/// The note of a `Rendered` Event: output, revision, hash prefix, changed key names and author,
+/// never values, so `kubectl events` keeps the trail after `status.history` drops an entry.
+pub fn event_note(kind: &str, name: &str, hash: &str, entry: Option<&HistoryEntry>) -> String {
+    let short = hash.rsplit(':').next().unwrap_or(hash);
+    let short = short.get(..12).unwrap_or(short);
+    let Some(entry) = entry.filter(|e| e.hash == hash) else {
+        return format!("{kind} {name} now holds {hash}");
+    };
+    let changed = if entry.changed_keys.is_empty() {
+        "none".to_string()
+    } else {
+        entry.changed_keys.join(",")
+    };
+    let by = entry.by.as_ref().map_or_else(
+        || "unknown".to_string(),
+        |b| format!("{} ({} {})", b.manager, b.kind, b.name),
+    );
+    format!(
+        "revision {} of {kind} {name}: hash {short}, changed keys: {changed}; by {by}; cause: {}",
+        entry.revision, entry.cause
+    )
+}
 
 /// Names of keys whose value differs between two sets of rendered files. `.properties` files are
 /// compared key by key; any other file (`tool.args`) is named as a whole when it changed.
@@ -38,6 +62,24 @@ pub fn changed_keys(old: &BTreeMap<String, String>, new: &BTreeMap<String, Strin
 /// The cause of the one rollout a new content-hash key brings (a rotation, or the upgrade to the
 /// keyed hash).
 pub const KEY_CHANGED: &str = "the content-hash key changed";
+
+/// What `status.inputs.changeCause` records of a `kafkaconfig.dev/change-cause` annotation: 16
+/// hex digits of its SHA-256, so a long comment costs no status or cache space twice.
+pub fn annotation_digest(text: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(text.trim().as_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The change-cause annotation when it is the cause of this revision: set, and not the one
+/// recorded already (`recorded`: its [`annotation_digest`]). An annotation left in place is not
+/// the cause of every later change.
+pub fn new_annotation<'a>(annotation: Option<&'a str>, recorded: Option<&str>) -> Option<&'a str> {
+    annotation
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .filter(|t| recorded != Some(annotation_digest(t).as_str()))
+}
 
 /// Why the content changed, from what the previous reconcile saw. `key_changed`: the previous
 /// hash was made with another content-hash key (or none).
@@ -109,6 +151,19 @@ mod tests {
             ("tool.args".to_string(), "--topic\norders\n".to_string()),
         ]);
         assert_eq!(changed_keys(&old, &new), vec!["batch.size", "linger.ms"]);
+    }
+
+    #[test]
+    fn an_annotation_is_the_cause_of_one_revision_only() {
+        assert_eq!(new_annotation(Some(" ticket 42 "), None), Some("ticket 42"));
+        let recorded = annotation_digest("ticket 42");
+        assert_eq!(recorded.len(), 16);
+        assert_eq!(new_annotation(Some("ticket 42"), Some(&recorded)), None);
+        assert_eq!(
+            new_annotation(Some("ticket 43"), Some(&recorded)),
+            Some("ticket 43")
+        );
+        assert_eq!(new_annotation(Some("  "), None), None);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use tracing::{Instrument, info, info_span, warn};
 use crate::engine::sources::{SourceKind, SourceRef};
 use crate::engine::{Request, evaluate};
 use crate::operator::apply;
+use crate::operator::authors;
 use crate::operator::context::{Context, EVENTS_AT_ONCE, Error, QueuedEvent, Seen, lock};
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::dereference;
@@ -409,12 +410,20 @@ async fn reconcile_inner(
 
     let now = now();
     let mut next = status::build(&ev, generation, previous.status.as_ref(), &live, &now);
-    next.inputs = Some(inputs::to_status(&seen, &ctx.hash_key_id));
+    next.inputs = Some(inputs::InputsStatus {
+        // Kept until another annotation is the cause of a revision.
+        change_cause: cached
+            .and_then(|s| s.inputs.as_ref())
+            .and_then(|i| i.change_cause.clone()),
+        ..inputs::to_status(&seen, &ctx.hash_key_id)
+    });
     if let Some(rollout) = rollout {
         next.rollout = rollout;
     } else if targets.is_empty() {
         next.rollout.clear();
     }
+    let before = previous.status.as_ref();
+    crate::operator::sync_status::record(&ctx.workloads, namespace, &mut next, before, &now);
     if let (Some(hash), Some(rendered)) = (&live.hash, &ev.rendered)
         && previous_hash.as_deref() != Some(hash.as_str())
         && live.write_failure.is_none()
@@ -425,23 +434,37 @@ async fn reconcile_inner(
         };
         // Names only, and never a key that may be Secret content.
         let changed: Vec<String> = changed.iter().map(|k| ev.key_label(k)).collect();
-        let annotation = config
-            .annotations()
-            .get(CHANGE_CAUSE_ANNOTATION)
-            .map(String::as_str);
+        let recorded = cached
+            .and_then(|s| s.inputs.as_ref())
+            .and_then(|i| i.change_cause.clone());
+        let annotation = history::new_annotation(
+            config
+                .annotations()
+                .get(CHANGE_CAUSE_ANNOTATION)
+                .map(String::as_str),
+            recorded.as_deref(),
+        );
         // The previous status was rendered with another key (a rotation), or unkeyed (an
         // operator before the keyed hash): the content may be the same, the hash is not.
         let key_changed = cached
             .and_then(|s| s.inputs.as_ref())
             .is_some_and(|i| i.hash_key.as_deref() != Some(ctx.hash_key_id.as_str()));
-        let cause = history::cause(
-            annotation,
-            seen_before.as_ref(),
-            &seen,
-            previous_hash.is_none(),
-            key_changed,
-        );
-        status::record_history(&mut next, hash, &now, changed, cause);
+        let first = previous_hash.is_none();
+        let cause = history::cause(annotation, seen_before.as_ref(), &seen, first, key_changed);
+        let authors = authors::Authors {
+            config: authors::author(
+                KafkaToolConfig::kind(&()).as_ref(),
+                &config.metadata,
+                authors::SPEC,
+            ),
+            sources: fetched.authors,
+            globals: inputs::global_authors(ctx, &seen),
+        };
+        let by = authors::of_change(&authors, seen_before.as_ref().filter(|_| !first), &seen);
+        if let (Some(text), Some(inputs)) = (annotation, next.inputs.as_mut()) {
+            inputs.change_cause = Some(history::annotation_digest(text));
+        }
+        status::record_history(&mut next, hash, &now, changed, cause, by);
     }
 
     if previous.differs(&next) {
@@ -574,7 +597,12 @@ fn transition_events(
         events.push(Event {
             type_: EventType::Normal,
             reason: "Rendered".into(),
-            note: Some(format!("{kind} {name} now holds {hash}")),
+            note: Some(history::event_note(
+                &kind,
+                &name,
+                &hash,
+                next.history.last(),
+            )),
             action: "Render".into(),
             secondary: None,
         });

@@ -72,7 +72,7 @@ granted cluster-wide in cluster mode, per watched namespace in namespaced mode.
   verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [apps]
   resources: [deployments, statefulsets, daemonsets]
-  verbs: [get, patch]
+  verbs: [get, list, watch, patch]
 - apiGroups: [apps]
   resources: [replicasets]
   verbs: [list]

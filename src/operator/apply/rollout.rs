@@ -40,6 +40,10 @@ pub async fn roll_out(
             kind: format!("{:?}", target.kind),
             name: target.name.clone(),
             hash: current,
+            // Filled from the workload watch (`sync_status::record`).
+            updated: None,
+            ready: None,
+            total: None,
         });
     }
     Ok(statuses)
