@@ -597,12 +597,7 @@ fn transition_events(
         events.push(Event {
             type_: EventType::Normal,
             reason: "Rendered".into(),
-            note: Some(history::event_note(
-                &kind,
-                &name,
-                &hash,
-                next.history.last(),
-            )),
+            note: Some(history::event_note(kind, &name, &hash, next.history.last())),
             action: "Render".into(),
             secondary: None,
         });

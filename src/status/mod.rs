@@ -100,6 +100,8 @@ pub struct HistoryEntry {
     /// Names of the keys whose values changed (never values).
     #[serde(default)]
     pub changed_keys: Vec<String>,
+    /// Why: a new `kafkaconfig.dev/change-cause` annotation (for the one revision after it was
+    /// set or changed), else what changed (`spec changed`, `ConfigMap base changed`, …).
     pub cause: String,
     /// Who made the change that caused this revision: the field manager Kubernetes recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
