@@ -164,7 +164,7 @@ pub struct Context {
     /// Events waiting for `reconcile::deliver_events` (at most [`EVENT_QUEUE`]).
     pub event_queue: Option<tokio::sync::mpsc::Sender<QueuedEvent>>,
     /// The pods of the rollout targets (`sync_status.rs`).
-    pub workloads: crate::operator::sync_status::Workloads,
+    pub workloads: crate::operator::pods::Workloads,
 }
 
 /// An Event and the object it is about.

@@ -21,6 +21,7 @@ pub mod inputs;
 pub mod leader;
 pub mod metrics;
 pub mod ownership;
+pub mod pods;
 pub mod reconcile;
 pub mod sync_status;
 pub mod synced;

@@ -423,7 +423,7 @@ async fn reconcile_inner(
         next.rollout.clear();
     }
     let before = previous.status.as_ref();
-    crate::operator::sync_status::record(&ctx.workloads, namespace, &mut next, before, &now);
+    crate::operator::pods::record(&ctx.workloads, namespace, &mut next, before, &now);
     if let (Some(hash), Some(rendered)) = (&live.hash, &ev.rendered)
         && previous_hash.as_deref() != Some(hash.as_str())
         && live.write_failure.is_none()
