@@ -33,6 +33,7 @@ import concurrent.futures
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -375,6 +376,28 @@ def secret_data(doc):
     return data
 
 
+# The launch line of docs/workloads.md, word for word but for the two paths: the mount path and
+# the image's bin directory (apache/kafka: /opt/kafka/bin). `mapfile -t` reads tool.args one
+# argument per line; "${A[@]}" passes each as one argument, with no word splitting or globbing.
+LAUNCH = 'mapfile -t A < {mount}/tool.args && exec {bin}/{script} "${{A[@]}}"'
+# The script of the apache/kafka image that starts each tool (default: <tool>.sh).
+SCRIPT = {"kafka-server": "kafka-server-start.sh"}
+
+
+def launch_line(tool, java, mount):
+    """bash -c LAUNCH, with a bin directory whose <tool>.sh stands in for the image's script:
+    it passes its arguments on untouched ("$@"), as kafka-run-class.sh does, to the tool's class."""
+    bin_dir = os.path.join(mount, ".bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    script = SCRIPT.get(tool, tool + ".sh")
+    path = os.path.join(bin_dir, script)
+    with open(path, "w") as f:
+        f.write("#!/usr/bin/env bash\nexec " + " ".join(shlex.quote(w) for w in java) + ' "$@"\n')
+    os.chmod(path, 0o755)
+    return ["bash", "-c", LAUNCH.format(mount=shlex.quote(mount.rstrip("/")), bin=shlex.quote(bin_dir),
+                                        script=script)]
+
+
 def run_tool(java_cmd, expected, timeout, cwd):
     """Runs the tool; returns (blocks, log, reason). blocks: list of (role, {key: raw})."""
     proc = subprocess.Popen(java_cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -698,6 +721,9 @@ def _check(job, res, ctx, tamper=None):
         args = [job.remap(a) for a in args]
         expected = CLIENTS.get(tool, ADMIN_TOOLS_DEFAULT)
         program = SERVER_PROGRAM.get(tool, [main_class])
+        # tool.args as the pod would mount it (paths moved with the mount), one argument a line.
+        with open(os.path.join(mount, "tool.args"), "w", encoding="utf-8") as f:
+            f.write("".join(a + "\n" for a in args))
     res.roles = list(expected)
     # Host names in the config (examples name kafka-0.kafka, ...) resolve to 127.0.0.1 for this
     # JVM only: clients refuse bootstrap servers that do not resolve ("No resolvable bootstrap
@@ -712,8 +738,12 @@ def _check(job, res, ctx, tamper=None):
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
             "-Dorg.slf4j.simpleLogger.logFile=System.out",
             "-Djava.io.tmpdir=" + mount,
-            "-cp", ctx.classpath] + program + args
-    blocks, log, reason = run_tool(java, expected, ctx.timeout, mount)
+            "-cp", ctx.classpath] + program
+    if tool == CLIENT_TOOL:
+        command = java + args
+    else:
+        command = launch_line(tool, java, mount)
+    blocks, log, reason = run_tool(command, expected, ctx.timeout, mount)
     res.log_tail = "\n".join(log[-25:])
     got = [role for role, _ in blocks]
     if got != expected:

@@ -161,6 +161,12 @@ if [ -f tests/e2e_crd_rules.rs ]; then
   end
 fi
 
+if [ -f tests/e2e_workloads.rs ]; then
+  begin "e2e: workloads (opt-in, stamped at creation, immutable volumes, Argo CD view)"
+  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_workloads -- --include-ignored --test-threads=1 --nocapture
+  end
+fi
+
 if [ -f tests/e2e_faults.rs ]; then
   begin "e2e: faults (restarts, 410, 409, SIGKILL, leader kill, 429)"
   KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_faults -- --include-ignored --test-threads=1 --nocapture

@@ -12,6 +12,13 @@ fn main() -> ExitCode {
             paths,
             format,
             hash_key,
+            workload: true,
+        } => cli::render_workload(&paths, format, &hash_key),
+        Command::Render {
+            paths,
+            format,
+            hash_key,
+            workload: false,
         } => cli::render(&paths, format, &hash_key),
         Command::Explain {
             paths,

@@ -102,14 +102,6 @@ fn deployment(ns: &str) -> Value {
                               "spec": {"containers": [{"name": "app", "image": "registry.example/app:1"}]}}}})
 }
 
-fn to_yaml(objects: &[Value]) -> String {
-    objects
-        .iter()
-        .map(|o| serde_json::to_string_pretty(o).expect("json"))
-        .collect::<Vec<_>>()
-        .join("\n---\n")
-}
-
 /// One test's world: its namespace, size, manifests on disk and what a clean render gives.
 struct World {
     ns: String,

@@ -55,25 +55,6 @@ fn settled_output(cluster: &Cluster) -> (String, String) {
     })
 }
 
-/// The immutable outputs of `config`: hash → ConfigMap name.
-fn immutable_outputs(cluster: &Cluster, config: &str) -> BTreeMap<String, String> {
-    let selector = format!("kafkaconfig.dev/config={config}");
-    let list = cluster
-        .json(&["get", "configmaps", "-n", NS, "-l", &selector])
-        .unwrap_or_default();
-    list["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|cm| {
-            Some((
-                annotation(cm, "/metadata/annotations")?,
-                cm["metadata"]["name"].as_str()?.to_string(),
-            ))
-        })
-        .collect()
-}
-
 /// The desired replicas of each ReplicaSet of `app`, by the config hash on its pod template.
 fn replica_sets_by_hash(cluster: &Cluster, app: &str) -> BTreeMap<String, i64> {
     let selector = format!("app={app}");
@@ -641,7 +622,7 @@ fn operator_end_to_end() {
             .then(|| hash.to_string())
             .ok_or(format!("{}", c["status"]))
     });
-    let first = immutable_outputs(&cluster, "imm-producer");
+    let first = immutable_outputs(&cluster, NS, "imm-producer");
     let name1 = first.get(&h1).cloned().expect("the output of h1");
     assert!(name1.starts_with("imm-producer-"), "{name1}");
     let cm = cluster
@@ -670,8 +651,28 @@ fn operator_end_to_end() {
         annotation(&d, "/spec/template/metadata/annotations").as_deref(),
         Some(h3.as_str())
     );
-    std::thread::sleep(Duration::from_secs(3));
-    let outputs = immutable_outputs(&cluster, "imm-producer");
+    let outputs = immutable_outputs(&cluster, NS, "imm-producer");
+    assert_eq!(
+        d["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"].as_str(),
+        outputs.get(&h3).map(String::as_str),
+        "the rollout points the volume at the new immutable output"
+    );
+    // Pruning waits for the Deployment controller to observe the latest template: wait for it
+    // too, and for a GC round after it, before checking what was kept.
+    eventually(
+        "imm-api's controller to observe the h3 template",
+        Duration::from_secs(20),
+        || {
+            let d = cluster
+                .json(&["get", "deployment", "imm-api", "-n", NS])
+                .ok_or("gone")?;
+            (d["status"]["observedGeneration"] == d["metadata"]["generation"])
+                .then_some(())
+                .ok_or(format!("{}", d["status"]))
+        },
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    let outputs = immutable_outputs(&cluster, NS, "imm-producer");
     assert!(
         outputs.contains_key(&h1) && outputs.contains_key(&h2) && outputs.contains_key(&h3),
         "keep 1, and h1 is still used by a ReplicaSet with replicas: {outputs:?}"
@@ -692,14 +693,14 @@ fn operator_end_to_end() {
         "the h1 output to be collected once no ReplicaSet runs it",
         Duration::from_secs(60),
         || {
-            let outputs = immutable_outputs(&cluster, "imm-producer");
+            let outputs = immutable_outputs(&cluster, NS, "imm-producer");
             if outputs.contains_key(&h1) {
                 return Err(format!("{outputs:?}"));
             }
             Ok(())
         },
     );
-    let outputs = immutable_outputs(&cluster, "imm-producer");
+    let outputs = immutable_outputs(&cluster, NS, "imm-producer");
     assert_eq!(
         outputs.len(),
         2,

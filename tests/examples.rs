@@ -1,8 +1,9 @@
 //! Golden outputs of `examples/`.
 //!
 //! Each folder of `examples/` is one scenario, and `tests/golden/<folder>.yaml` records what its
-//! KafkaToolConfigs render to (`render -o yaml`, then `-o properties`) and what `validate`
-//! reports for them (conditions and warnings). The README's command renders the whole of
+//! KafkaToolConfigs render to (`render -o yaml`, then `-o properties`), what `validate`
+//! reports for them (conditions and warnings), and the workload fragments `render --workload`
+//! prints. The README's command renders the whole of
 //! `examples/` as ONE set, as if every example were applied to one cluster, so the examples must
 //! not interfere: the goldens are checked both ways, and must be the same bytes whether a folder
 //! is rendered alone or its configs are rendered within the whole set (with every other folder's
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use kafka_config_operator::cli::{
-    RenderFormat, TextFormat, UNKEYED_NOTE, render_text, validate_text,
+    RenderFormat, TextFormat, UNKEYED_NOTE, render_text, validate_text, workload_text,
 };
 use kafka_config_operator::manifest::Workspace;
 
@@ -51,8 +52,12 @@ fn golden_text(workspace: &Workspace) -> (String, bool) {
     let (properties, _) = render_text(workspace, RenderFormat::Properties, false);
     // The table output carries no times; the time is fixed anyway.
     let (validate, _) = validate_text(workspace, TextFormat::Table, "1970-01-01T00:00:00Z");
+    // `render --workload`: what the folder's workload.yaml must hold (tests/example_workloads.rs).
+    let (workload, _) = workload_text(workspace, RenderFormat::Yaml);
     (
-        format!("{yaml}\n# --- files ---\n{properties}\n# --- validate ---\n{validate}"),
+        format!(
+            "{yaml}\n# --- files ---\n{properties}\n# --- validate ---\n{validate}\n# --- workload ---\n{workload}"
+        ),
         valid,
     )
 }

@@ -10,6 +10,7 @@ mod live;
 mod placeholder;
 mod render;
 mod validate;
+mod workload;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -31,6 +32,7 @@ pub use live::explain_live;
 pub use placeholder::{MissingSources, PLACEHOLDER_VALUE, stub_missing};
 pub use render::{render, render_text};
 pub use validate::{validate, validate_text};
+pub use workload::{fragment, launch_line, render_workload, workload_text};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -57,6 +59,11 @@ pub enum Command {
         format: RenderFormat,
         #[command(flatten)]
         hash_key: HashKeyArg,
+        /// Print, for each config, the fragment of the workload that runs it (opt-in annotation;
+        /// pod template with volumes, mounts, launch line and hash; docs/workloads.md) instead
+        /// of the objects.
+        #[arg(long)]
+        workload: bool,
     },
     /// Show, for every key, the winning value, its layer and source, and what it overrode.
     Explain {

@@ -341,19 +341,22 @@ impl OutputSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutTarget {
-    /// Deployment, StatefulSet or DaemonSet.
+    /// Deployment, StatefulSet, DaemonSet, or Rollout (Argo Rollouts, `argoproj.io/v1alpha1`,
+    /// with its own `spec.template`).
     pub kind: RolloutKind,
     /// Name of the workload in the same namespace.
     pub name: String,
 }
 
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 pub enum RolloutKind {
     Deployment,
     StatefulSet,
     DaemonSet,
+    /// Argo Rollouts' `argoproj.io/v1alpha1 Rollout` (with `spec.template`, not `workloadRef`).
+    Rollout,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]

@@ -50,6 +50,10 @@ pub enum Error {
     /// A rollout target is still replacing pods: which old outputs they mount is not known yet.
     #[error("{0} is still rolling out")]
     RolloutInProgress(String),
+    /// A rollout target's controller has not observed its latest spec yet (milliseconds,
+    /// usually): which ReplicaSets will run which template is not known yet.
+    #[error("the controller of {0} has not observed its latest spec")]
+    NotObserved(String),
 }
 
 impl Error {
@@ -68,6 +72,7 @@ impl Error {
             Error::MissingField(_) => "MissingField",
             Error::Serialize(_) => "Serialize",
             Error::RolloutInProgress(_) => "RolloutInProgress",
+            Error::NotObserved(_) => "NotObserved",
             Error::InvalidSource { .. } => "InvalidSource",
         }
     }
@@ -137,6 +142,10 @@ pub struct Context {
     /// KafkaToolConfigs that do not decode, with the generation whose status says so (our own
     /// status write comes back as an event; it must not be reported again).
     pub invalid_reported: Mutex<HashMap<ConfigId, Option<i64>>>,
+    /// Workloads by the configs their `kafkaconfig.dev/config` annotation names (`workloads.rs`).
+    pub opt_ins: Mutex<crate::operator::opt_ins::OptIns>,
+    /// One flag per workload watch; reconciles wait for all of them (none in unit tests).
+    pub workloads_synced: Vec<Synced>,
     /// Only the leader writes; everyone else keeps warm caches.
     pub leader: Arc<AtomicBool>,
     /// The namespace and GlobalClientDefaults caches: rendering before they are full would change content.
@@ -164,7 +173,7 @@ pub struct Context {
     /// Events waiting for `reconcile::deliver_events` (at most [`EVENT_QUEUE`]).
     pub event_queue: Option<tokio::sync::mpsc::Sender<QueuedEvent>>,
     /// The pods of the rollout targets (`sync_status.rs`).
-    pub workloads: crate::operator::pods::Workloads,
+    pub pods: crate::operator::pods::Workloads,
 }
 
 /// An Event and the object it is about.
@@ -213,6 +222,8 @@ impl Context {
             index: Mutex::default(),
             failures: Mutex::default(),
             invalid_reported: Mutex::default(),
+            opt_ins: Mutex::default(),
+            workloads_synced: Vec::new(),
             leader,
             namespaces_synced: Synced::default(),
             globals_synced: Synced::default(),
@@ -222,7 +233,7 @@ impl Context {
             hash_key_id: hash_key.id(),
             hash_key,
             event_queue: None,
-            workloads: Default::default(),
+            pods: Default::default(),
         }
     }
 

@@ -10,6 +10,8 @@
 //!   configs that read them, except the controller owner of an output (no Secret data is ever
 //!   cached);
 //! - GlobalClientDefaults and Namespace label changes, mapped here and sent with `reconcile_on`;
+//! - metadata-only watches of Deployments, StatefulSets and DaemonSets (`workloads.rs`): the
+//!   `kafkaconfig.dev/config` opt-in, and workloads that appear after the config naming them;
 //! - a "reconcile everything" trigger when this replica becomes leader.
 //!
 //! Caches strip `managedFields`. Every replica keeps warm caches; only the Lease holder writes.
@@ -54,6 +56,7 @@ use crate::operator::ownership::{controlling_config, foreign_data_owner, hash_of
 use crate::operator::reconcile::{self, error_policy, reconcile};
 use crate::operator::sync_status;
 use crate::operator::synced::Synced;
+use crate::operator::workloads;
 use crate::operator::{LogFormat, OperatorError, RunOptions, check_crds};
 use crate::output::{MANAGED_BY_LABEL, MANAGER};
 use crate::status::{self, KafkaToolConfigStatus};
@@ -418,14 +421,25 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     context.namespaces_synced = namespaces_synced;
     context.globals_synced = globals_synced;
     // One flag per kind per scope for the workload status watches (`sync_status.rs`).
-    let workload_flags: Vec<[Synced; 3]> = scopes.iter().map(|_| Default::default()).collect();
-    context.workloads.synced = workload_flags.iter().flatten().cloned().collect();
+    let pod_flags: Vec<[Synced; 3]> = scopes.iter().map(|_| Default::default()).collect();
+    context.pods.synced = pod_flags.iter().flatten().cloned().collect();
     context.versions = scopes
         .iter()
         .map(|scope| ScopeVersions {
             scope: scope.clone(),
             ..ScopeVersions::default()
         })
+        .collect();
+    // One flag per workload watch (`workloads.rs`): each scope watches each kind.
+    let kinds = workloads::watched_kinds(&client).await;
+    let workload_flags: Vec<Vec<_>> = scopes
+        .iter()
+        .map(|_| kinds.iter().map(|k| (*k, Synced::default())).collect())
+        .collect();
+    context.workloads_synced = workload_flags
+        .iter()
+        .flatten()
+        .map(|(_, flag)| flag.clone())
         .collect();
     let (event_queue, events) = tokio::sync::mpsc::channel(crate::operator::context::EVENT_QUEUE);
     context.event_queue = Some(event_queue);
@@ -459,7 +473,22 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
         ));
     }
     let routes = Arc::new(Routes { routes });
-    for ((scope, _), flags) in routes.routes.iter().zip(&workload_flags) {
+    for (scope, flags) in routes
+        .routes
+        .iter()
+        .map(|(s, _)| s.clone())
+        .zip(&workload_flags)
+    {
+        let routes = routes.clone();
+        workloads::spawn(
+            &client,
+            scope.as_deref(),
+            &ctx,
+            move |config| routes.send(config),
+            flags,
+        );
+    }
+    for ((scope, _), flags) in routes.routes.iter().zip(&pod_flags) {
         let routes = routes.clone();
         sync_status::spawn(&client, scope.as_deref(), &ctx, flags, move |config| {
             routes.send(config)
@@ -535,6 +564,7 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
         let flags: Vec<Synced> = [ctx.namespaces_synced.clone(), ctx.globals_synced.clone()]
             .into_iter()
             .chain(config_synced.iter().cloned())
+            .chain(ctx.workloads_synced.iter().cloned())
             .chain(
                 ctx.versions
                     .iter()

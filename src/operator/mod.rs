@@ -20,12 +20,14 @@ pub mod index;
 pub mod inputs;
 pub mod leader;
 pub mod metrics;
+pub mod opt_ins;
 pub mod ownership;
 pub mod pods;
 pub mod reconcile;
 pub mod sync_status;
 pub mod synced;
 pub mod versions;
+pub mod workloads;
 
 #[cfg(test)]
 mod fixtures;

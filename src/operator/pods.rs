@@ -84,6 +84,7 @@ impl Workloads {
 }
 
 /// Fills each `status.rollout` entry's pod counts and sets `Synced` (removed without targets).
+/// Only Deployments, StatefulSets and DaemonSets count (an Argo Rollout has no counts).
 /// Before the workload watches have their first list, the previous counts and condition stay.
 pub fn record(
     workloads: &Workloads,
@@ -93,7 +94,12 @@ pub fn record(
     now: &str,
 ) {
     let previous_conditions = previous.map(|p| p.conditions.as_slice()).unwrap_or(&[]);
-    if next.rollout.is_empty() {
+    // Argo Rollouts' `Rollout` has no watch of its pods here: it does not count.
+    if !next
+        .rollout
+        .iter()
+        .any(|t| KINDS.contains(&t.kind.as_str()))
+    {
         next.conditions.retain(|c| c.type_ != SYNCED);
         return;
     }
@@ -106,7 +112,12 @@ pub fn record(
     }
     let hash = next.config_hash.clone().unwrap_or_default();
     let mut behind = Vec::new();
-    for target in &mut next.rollout {
+    let mut counted = 0;
+    for target in next.rollout.iter_mut() {
+        if !KINDS.contains(&target.kind.as_str()) {
+            continue;
+        }
+        counted += 1;
         let pods = workloads.get(&target.kind, namespace, &target.name);
         target.updated = pods.as_ref().map(|p| p.updated);
         target.ready = pods.as_ref().map(|p| p.ready);
@@ -137,10 +148,7 @@ pub fn record(
         (
             "True",
             "AllPodsCurrent",
-            format!(
-                "the pods of all {} targets run the current hash",
-                next.rollout.len()
-            ),
+            format!("the pods of all {counted} targets run the current hash"),
         )
     } else {
         ("False", "PodsBehind", behind.join("; "))
@@ -254,6 +262,7 @@ mod tests {
                 updated: None,
                 ready: None,
                 total: None,
+                via: None,
             }],
             ..KafkaToolConfigStatus::default()
         }

@@ -43,6 +43,9 @@ const CONFLICT_RETRY: Duration = Duration::from_secs(60);
 /// Old immutable outputs still used by a rollout target: check again soon whether it moved on
 /// (ReplicaSets are not watched).
 const GC_RETRY: Duration = Duration::from_secs(20);
+/// A Deployment whose controller has not observed our template edit yet: it does so within
+/// milliseconds, and the old outputs wait for it.
+const OBSERVE_RETRY: Duration = Duration::from_secs(1);
 
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
@@ -61,6 +64,10 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     for scope in &ctx.versions {
         scope.config_maps.synced.wait().await;
         scope.secrets.synced.wait().await;
+    }
+    // Nor roll without the workloads that opted in.
+    for flag in &ctx.workloads_synced {
+        flag.wait().await;
     }
     let namespace = config
         .namespace()
@@ -248,9 +255,11 @@ async fn reconcile_inner(
     namespace: &str,
     name: &str,
 ) -> Result<Action, Error> {
+    let opted_in = lock(&ctx.opt_ins).targets(namespace, name);
     // Nothing changed since the live output was rendered (a restart, the periodic resync): the
-    // caches prove it, so nothing is read or written.
-    if inputs::unchanged(ctx, config, namespace).is_some() {
+    // caches prove it, so nothing is read or written. Workloads are not cached: with any rollout
+    // target the reconcile goes on and checks them.
+    if opted_in.is_empty() && inputs::unchanged(ctx, config, namespace).is_some() {
         // Its dependencies are in the index already: `record_known_dependencies` read them from
         // the same spec and status.
         ctx.metrics.unchanged.inc();
@@ -389,23 +398,36 @@ async fn reconcile_inner(
         }
     }
 
-    let targets = spec
-        .rollout
-        .as_ref()
-        .map(|r| r.targets.as_slice())
-        .unwrap_or(&[]);
+    let (targets, mount) =
+        apply::targets_of(spec, &opted_in, live.hash.as_deref(), ev.rendered.as_ref());
     let rollout = match (&live.hash, &live.write_failure) {
-        (Some(hash), None) if !targets.is_empty() => {
-            Some(apply::roll_out(&ctx.client, &ctx.metrics, namespace, targets, hash).await?)
-        }
+        (Some(hash), None) if !targets.is_empty() => Some(
+            apply::roll_out(
+                &ctx.client,
+                &ctx.metrics,
+                namespace,
+                &targets,
+                hash,
+                mount.as_ref(),
+            )
+            .await?,
+        ),
         _ => None,
     };
     // After the rollout, so what the targets carry now decides which old outputs are still used.
+    let history = cached.map(|s| s.history.as_slice()).unwrap_or_default();
     let gc_pending = match &prune_current {
         Some(current) => {
-            apply::prune_immutable(&ctx.client, &ctx.metrics, &owner, spec, current).await?
+            let prune = apply::Prune {
+                owner: &owner,
+                spec,
+                current,
+                targets: &targets,
+                history,
+            };
+            apply::prune_immutable(&ctx.client, &ctx.metrics, &prune).await?
         }
-        None => false,
+        None => apply::GcPending::No,
     };
 
     let now = now();
@@ -423,7 +445,7 @@ async fn reconcile_inner(
         next.rollout.clear();
     }
     let before = previous.status.as_ref();
-    crate::operator::pods::record(&ctx.workloads, namespace, &mut next, before, &now);
+    crate::operator::pods::record(&ctx.pods, namespace, &mut next, before, &now);
     if let (Some(hash), Some(rendered)) = (&live.hash, &ev.rendered)
         && previous_hash.as_deref() != Some(hash.as_str())
         && live.write_failure.is_none()
@@ -489,8 +511,10 @@ async fn reconcile_inner(
     // does, and each of those is watched (plus the periodic resync, `keep_resyncing`).
     Ok(if live.write_failure.is_some() {
         Action::requeue(CONFLICT_RETRY)
-    } else if gc_pending {
+    } else if gc_pending == apply::GcPending::Held {
         Action::requeue(GC_RETRY)
+    } else if gc_pending == apply::GcPending::Observing {
+        Action::requeue(OBSERVE_RETRY)
     } else {
         Action::await_change()
     })

@@ -110,7 +110,7 @@ fn watch<K>(
             let name = object.name_any();
             let now = if deleted { None } else { pods(&object) };
             let key: Key = (kind, namespace.as_str().into(), name.as_str().into());
-            if ctx.workloads.observe(key, now) && synced.is_set() {
+            if ctx.pods.observe(key, now) && synced.is_set() {
                 for config in targeting(&ctx, kind, &namespace, &name) {
                     send(config);
                 }

@@ -242,6 +242,7 @@ fn the_projection_keeps_history_and_times_exactly_even_when_unusual() {
         kind: "Deployment".into(),
         name: "orders-api".into(),
         hash: Some("sha256:ab".into()),
+        via: Some("Annotation".into()),
         updated: Some(1),
         ready: Some(0),
         total: Some(2),

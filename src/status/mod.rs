@@ -136,6 +136,10 @@ pub struct RolloutStatus {
     /// The hash on the workload's pod template, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash: Option<String>,
+    /// `Annotation` when the workload opted in with `kafkaconfig.dev/config` and is not named in
+    /// `rollout.targets`; absent for a `rollout.targets` entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// Pods with the current template (`updatedReplicas`; a DaemonSet's
     /// `updatedNumberScheduled`), from the workload's own status.
     #[serde(default, skip_serializing_if = "Option::is_none")]

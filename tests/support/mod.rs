@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+pub mod managed_fields;
+
 pub const NS: &str = "kco-e2e";
 pub const OPERATOR_NS: &str = "kafka-config-operator";
 pub const SA: &str = "kafka-config-operator";
@@ -656,5 +658,52 @@ impl Operator {
                 })
                 .collect()
         })
+    }
+}
+
+// ---------------------------------------------------------------- added for e2e_workloads
+
+/// Objects as one multi-document YAML text (JSON documents) for `kubectl apply -f -`.
+pub fn to_yaml(objects: &[serde_json::Value]) -> String {
+    objects
+        .iter()
+        .map(|o| serde_json::to_string_pretty(o).expect("json"))
+        .collect::<Vec<_>>()
+        .join("\n---\n")
+}
+
+/// The immutable ConfigMap outputs of `config` in `namespace`: hash → name.
+pub fn immutable_outputs(
+    cluster: &Cluster,
+    namespace: &str,
+    config: &str,
+) -> BTreeMap<String, String> {
+    let selector = format!("kafkaconfig.dev/config={config}");
+    let list = cluster
+        .json(&["get", "configmaps", "-n", namespace, "-l", &selector])
+        .unwrap_or_default();
+    list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|cm| {
+            Some((
+                annotation(cm, "/metadata/annotations")?,
+                cm["metadata"]["name"].as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+impl Cluster {
+    /// The stand-in for Argo Rollouts' CRD (e2e/testdata/argo-rollouts-crd.yaml), established.
+    pub fn install_argo_rollouts_crd(&self) {
+        self.kubectl(&["apply", "-f", "e2e/testdata/argo-rollouts-crd.yaml"]);
+        self.kubectl(&[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/rollouts.argoproj.io",
+        ]);
     }
 }

@@ -32,10 +32,12 @@ mod rollout;
 
 use prune::template_hash;
 pub use prune::{
-    OldOutput, PrunePlan, daemonset_settled, hashes_in_use, plan_prune, prune_immutable,
-    statefulset_settled,
+    GcPending, InUse, OldOutput, Prune, PrunePlan, daemonset_settled, hashes_in_use, plan_prune,
+    prune_immutable, statefulset_settled,
 };
-pub use rollout::roll_out;
+pub use rollout::{
+    Mount, Target, VIA_ANNOTATION, api_resource, mounting_volumes, roll_out, targets_of,
+};
 
 /// The response of a write of a `K`, of which only `metadata.resourceVersion` is read: parsing
 /// the whole object (its managedFields, an output's files, a status's history) for nothing was
@@ -541,67 +543,6 @@ mod tests {
         assert!(!daemonset_settled(&set(4, 5, 1)));
     }
     use super::*;
-
-    fn old(name: &str, hash: &str, secs: i64) -> OldOutput {
-        OldOutput {
-            name: name.to_string(),
-            hash: Some(hash.to_string()),
-            created: Some(Timestamp::from_second(secs).expect("valid timestamp")),
-        }
-    }
-
-    fn set(hashes: &[&str]) -> BTreeSet<String> {
-        hashes.iter().map(|h| h.to_string()).collect()
-    }
-
-    #[test]
-    fn keeps_the_newest_and_deletes_unused_older_ones() {
-        let plan = plan_prune(
-            vec![
-                old("c-1", "h1", 1),
-                old("c-3", "h3", 3),
-                old("c-2", "h2", 2),
-            ],
-            1,
-            &set(&[]),
-        );
-        assert_eq!(plan.delete, vec!["c-2", "c-1"]);
-        assert!(plan.held.is_empty());
-    }
-
-    #[test]
-    fn never_deletes_a_hash_a_target_still_uses() {
-        let plan = plan_prune(
-            vec![
-                old("c-1", "h1", 1),
-                old("c-2", "h2", 2),
-                old("c-3", "h3", 3),
-            ],
-            1,
-            &set(&["h1"]),
-        );
-        assert_eq!(plan.delete, vec!["c-2"]);
-        assert_eq!(plan.held, vec!["c-1"]);
-        // keep 0: even the newest old one goes once unused
-        let plan = plan_prune(vec![old("c-1", "h1", 1)], 0, &set(&[]));
-        assert_eq!(plan.delete, vec!["c-1"]);
-        let plan = plan_prune(vec![old("c-1", "h1", 1)], 0, &set(&["h1"]));
-        assert_eq!(plan.held, vec!["c-1"]);
-        assert!(plan.delete.is_empty());
-    }
-
-    #[test]
-    fn within_keep_nothing_is_deleted_and_missing_hashes_are_unused() {
-        let plan = plan_prune(vec![old("c-1", "h1", 1), old("c-2", "h2", 2)], 3, &set(&[]));
-        assert_eq!(plan, PrunePlan::default());
-        let mut unannotated = old("c-0", "", 0);
-        unannotated.hash = None;
-        let plan = plan_prune(vec![unannotated, old("c-1", "h1", 1)], 1, &set(&["h1"]));
-        assert_eq!(plan.delete, vec!["c-0"]);
-        // same timestamp: the name decides, deterministically
-        let plan = plan_prune(vec![old("c-a", "ha", 5), old("c-b", "hb", 5)], 1, &set(&[]));
-        assert_eq!(plan.delete, vec!["c-a"]);
-    }
 
     fn explained_status(over: &str) -> KafkaToolConfigStatus {
         KafkaToolConfigStatus {

@@ -1,6 +1,10 @@
 //! Old immutable outputs: which ones a rollout target may still run, and deleting the rest.
 
+use kube::api::DynamicObject;
+
+use super::rollout::{self, Target};
 use super::*;
+use crate::status::HistoryEntry;
 
 /// An old (not current) immutable output of ours, as seen by [`plan_prune`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -8,6 +12,8 @@ pub struct OldOutput {
     pub name: String,
     /// Its `kafkaconfig.dev/config-hash` annotation.
     pub hash: Option<String>,
+    /// The revision of `status.history` that last made its hash current, if still listed.
+    pub revision: Option<i64>,
     pub created: Option<Timestamp>,
 }
 
@@ -20,15 +26,46 @@ pub struct PrunePlan {
     pub held: Vec<String>,
 }
 
+/// What the rollout targets still run or may run: config hashes (pod-template annotations) and
+/// the names of the objects their volumes mount.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct InUse {
+    pub hashes: BTreeSet<String>,
+    pub names: BTreeSet<String>,
+}
+
+impl InUse {
+    fn add(&mut self, template: Option<&PodTemplateSpec>) {
+        self.hashes.extend(template_hash(template));
+        let volumes = template
+            .and_then(|t| t.spec.as_ref())
+            .and_then(|s| s.volumes.as_ref());
+        for volume in volumes.into_iter().flatten() {
+            self.names
+                .extend(volume.config_map.as_ref().map(|c| c.name.clone()));
+            self.names
+                .extend(volume.secret.as_ref().and_then(|s| s.secret_name.clone()));
+        }
+    }
+
+    fn holds(&self, output: &OldOutput) -> bool {
+        self.names.contains(&output.name)
+            || output
+                .hash
+                .as_ref()
+                .is_some_and(|h| self.hashes.contains(h))
+    }
+}
+
 /// Garbage collection of old immutable outputs (pure): the newest `keep` are always kept; an older
-/// one is deleted only when its hash is not in `in_use` (the hashes still carried by a rollout
-/// target's pod template or by a Deployment's ReplicaSet that still has pods).
-pub fn plan_prune(mut old: Vec<OldOutput>, keep: usize, in_use: &BTreeSet<String>) -> PrunePlan {
-    // newest first; the name breaks ties so the choice is deterministic
-    old.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| b.name.cmp(&a.name)));
+/// one is deleted only when nothing in `in_use` references it (by hash or by name). Newest is
+/// decided by the history revision that made each hash current, then by creation time (whole
+/// seconds: two outputs written within one second tie on it), then by name.
+pub fn plan_prune(mut old: Vec<OldOutput>, keep: usize, in_use: &InUse) -> PrunePlan {
+    old.sort_by(|a, b| (b.revision, b.created, &b.name).cmp(&(a.revision, a.created, &a.name)));
     let mut plan = PrunePlan::default();
     for object in old.into_iter().skip(keep) {
-        if object.hash.as_ref().is_some_and(|h| in_use.contains(h)) {
+        if in_use.holds(&object) {
             plan.held.push(object.name);
         } else {
             plan.delete.push(object.name);
@@ -41,32 +78,80 @@ pub(super) fn template_hash(template: Option<&PodTemplateSpec>) -> Option<String
     template.and_then(|t| t.metadata.as_ref()).and_then(hash_of)
 }
 
-/// The config hashes the rollout targets still run or may run: each target's pod template and,
-/// for a Deployment, each of its ReplicaSets that still has replicas (desired or actual).
+/// Whether a workload's controller has seen its latest spec.
+#[derive(Debug, PartialEq, Eq)]
+enum Observed {
+    Yes,
+    /// No `status.observedGeneration`: no controller at work yet (just created, or none
+    /// installed), re-checked at the slower pace.
+    NoStatus,
+    /// `status.observedGeneration` behind `metadata.generation`: it is about to act.
+    Behind,
+}
+
+/// `status.observedGeneration` (a number, or for an Argo Rollout the same number as a string)
+/// against `metadata.generation`.
+fn observed(workload: &DynamicObject) -> Observed {
+    let observed = workload
+        .data
+        .pointer("/status/observedGeneration")
+        .and_then(|g| {
+            g.as_i64()
+                .or_else(|| g.as_str().and_then(|s| s.parse().ok()))
+        });
+    match (observed, workload.metadata.generation) {
+        (_, None) => Observed::Yes,
+        (None, Some(_)) => Observed::NoStatus,
+        (Some(observed), Some(generation)) if observed < generation => Observed::Behind,
+        (Some(_), Some(_)) => Observed::Yes,
+    }
+}
+
+/// What the rollout targets still run or may run: each target's pod template and, for a
+/// Deployment or an Argo Rollout, each of its ReplicaSets that still has replicas (desired or
+/// actual). Until a target's controller has seen its latest spec (it may yet create a ReplicaSet
+/// for a template in between, or not have scaled the old one), and while a StatefulSet or
+/// DaemonSet rolls, which outputs are mounted is not known: `Error::RolloutInProgress`.
 pub async fn hashes_in_use(
     client: &Client,
     namespace: &str,
-    targets: &[RolloutTarget],
-) -> Result<BTreeSet<String>, Error> {
-    let mut in_use = BTreeSet::new();
+    targets: &[Target],
+) -> Result<InUse, Error> {
+    let mut in_use = InUse::default();
     for target in targets {
         match target.kind {
-            RolloutKind::Deployment => {
-                let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
-                let Some(deployment) = api.get_opt(&target.name).await? else {
+            RolloutKind::Deployment | RolloutKind::Rollout => {
+                let resource = rollout::api_resource(target.kind);
+                let api: Api<DynamicObject> =
+                    Api::namespaced_with(client.clone(), namespace, &resource);
+                let workload = match api.get_opt(&target.name).await {
+                    Ok(Some(workload)) => workload,
+                    Ok(None) => continue,
+                    Err(kube::Error::Api(s))
+                        if s.is_not_found() && target.kind == RolloutKind::Rollout =>
+                    {
+                        continue;
+                    }
+                    Err(error) => return Err(error.into()),
+                };
+                let what = || format!("{:?} {}", target.kind, target.name);
+                match observed(&workload) {
+                    Observed::Yes => {}
+                    Observed::NoStatus => return Err(Error::RolloutInProgress(what())),
+                    Observed::Behind => return Err(Error::NotObserved(what())),
+                }
+                in_use.add(rollout::dynamic_template(&workload).as_ref());
+                let Some(uid) = workload.uid() else {
                     continue;
                 };
-                let spec = deployment.spec.as_ref();
-                in_use.extend(template_hash(spec.map(|s| &s.template)));
-                let Some(uid) = deployment.uid() else {
-                    continue;
-                };
-                let selector = spec
-                    .and_then(|s| s.selector.match_labels.as_ref())
+                let selector = workload
+                    .data
+                    .pointer("/spec/selector/matchLabels")
+                    .and_then(|l| l.as_object())
                     .map(|labels| {
                         labels
                             .iter()
-                            .map(|(k, v)| format!("{k}={v}"))
+                            .filter_map(|(k, v)| Some(format!("{k}={}", v.as_str()?)))
                             .collect::<Vec<_>>()
                             .join(",")
                     })
@@ -77,9 +162,7 @@ pub async fn hashes_in_use(
                     let desired = rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
                     let actual = rs.status.as_ref().map(|s| s.replicas).unwrap_or(0);
                     if is_controlled_by(rs.meta(), &uid) && (desired > 0 || actual > 0) {
-                        in_use.extend(template_hash(
-                            rs.spec.as_ref().and_then(|s| s.template.as_ref()),
-                        ));
+                        in_use.add(rs.spec.as_ref().and_then(|s| s.template.as_ref()));
                     }
                 }
             }
@@ -95,7 +178,7 @@ pub async fn hashes_in_use(
                             target.name
                         )));
                     }
-                    in_use.extend(template_hash(s.spec.as_ref().map(|s| &s.template)));
+                    in_use.add(s.spec.as_ref().map(|s| &s.template));
                 }
             }
             RolloutKind::DaemonSet => {
@@ -107,7 +190,7 @@ pub async fn hashes_in_use(
                             target.name
                         )));
                     }
-                    in_use.extend(template_hash(d.spec.as_ref().map(|s| &s.template)));
+                    in_use.add(d.spec.as_ref().map(|s| &s.template));
                 }
             }
         }
@@ -140,34 +223,61 @@ pub fn daemonset_settled(set: &DaemonSet) -> bool {
         && status.number_unavailable.unwrap_or(0) == 0
 }
 
+/// What [`prune_immutable`] works on: the config, its current output and its targets, and its
+/// `status.history` (the order of its contents).
+#[derive(Clone, Copy)]
+pub struct Prune<'a> {
+    pub owner: &'a Owner<'a>,
+    pub spec: &'a ToolConfigSpec,
+    /// The name of the current output (never deleted).
+    pub current: &'a str,
+    pub targets: &'a [Target],
+    pub history: &'a [HistoryEntry],
+}
+
+/// When old immutable outputs are to be checked again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GcPending {
+    /// Nothing held back.
+    No,
+    /// A target still references some, or rolls (pods are replaced in seconds to minutes).
+    Held,
+    /// A target's controller has not observed its latest spec (milliseconds, usually).
+    Observing,
+}
+
 /// With `output.immutable`, deletes our previous outputs beyond the newest `keep` that no rollout
-/// target references any more. Returns whether some are held back only because a target still
-/// references them (or that could not be checked), so the caller re-checks soon.
+/// target references any more. Says whether some are held back because a target still
+/// references them (or that could not be checked), so the caller re-checks.
 pub async fn prune_immutable(
     client: &Client,
     metrics: &Metrics,
-    owner: &Owner<'_>,
-    spec: &ToolConfigSpec,
-    current: &str,
-) -> Result<bool, Error> {
+    config: &Prune<'_>,
+) -> Result<GcPending, Error> {
+    let Prune {
+        owner,
+        spec,
+        current,
+        targets,
+        history,
+    } = *config;
     let keep = spec.output().keep.unwrap_or(3) as usize;
     let uid = owner.uid.ok_or(Error::MissingField("metadata.uid"))?;
-    let targets = spec
-        .rollout
-        .as_ref()
-        .map(|r| r.targets.as_slice())
-        .unwrap_or(&[]);
     let in_use = match hashes_in_use(client, owner.namespace, targets).await {
         Ok(in_use) => in_use,
         Err(Error::RolloutInProgress(target)) => {
             tracing::debug!(%target, "rollout in progress; old immutable outputs kept for now");
-            return Ok(true);
+            return Ok(GcPending::Held);
+        }
+        Err(Error::NotObserved(target)) => {
+            tracing::debug!(%target, "latest spec not observed yet; old immutable outputs kept for now");
+            return Ok(GcPending::Observing);
         }
         Err(error) => {
             // Never delete what may still be mounted: skip this round (e.g. no RBAC to list
             // ReplicaSets) and try again later.
             tracing::warn!(%error, "cannot tell which immutable outputs the rollout targets still use; not pruning");
-            return Ok(true);
+            return Ok(GcPending::Held);
         }
     };
     let selector = format!("{CONFIG_LABEL}={}", owner.name);
@@ -175,11 +285,25 @@ pub async fn prune_immutable(
     match spec.output().kind() {
         crate::engine::spec::OutputKind::ConfigMap => {
             let api: Api<ConfigMap> = Api::namespaced(client.clone(), owner.namespace);
-            prune(&api, metrics, "ConfigMap", &lp, uid, current, keep, &in_use).await
+            prune(
+                &api,
+                metrics,
+                "ConfigMap",
+                &lp,
+                uid,
+                current,
+                keep,
+                &in_use,
+                history,
+            )
+            .await
         }
         crate::engine::spec::OutputKind::Secret => {
             let api: Api<Secret> = Api::namespaced(client.clone(), owner.namespace);
-            prune(&api, metrics, "Secret", &lp, uid, current, keep, &in_use).await
+            prune(
+                &api, metrics, "Secret", &lp, uid, current, keep, &in_use, history,
+            )
+            .await
         }
     }
 }
@@ -193,8 +317,9 @@ async fn prune<K>(
     uid: &str,
     current: &str,
     keep: usize,
-    in_use: &BTreeSet<String>,
-) -> Result<bool, Error>
+    in_use: &InUse,
+    history: &[HistoryEntry],
+) -> Result<GcPending, Error>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
 {
@@ -207,8 +332,14 @@ where
             is_controlled_by(&o.metadata, uid) && o.metadata.name.as_deref() != Some(current)
         })
         .filter_map(|o| {
+            let hash = hash_of(&o.metadata);
             Some(OldOutput {
-                hash: hash_of(&o.metadata),
+                revision: history
+                    .iter()
+                    .filter(|entry| Some(&entry.hash) == hash.as_ref())
+                    .map(|entry| entry.revision)
+                    .max(),
+                hash,
                 created: o.metadata.creation_timestamp.as_ref().map(|t| t.0),
                 name: o.metadata.name?,
             })
@@ -230,5 +361,116 @@ where
             }
         }
     }
-    Ok(!plan.held.is_empty())
+    Ok(if plan.held.is_empty() {
+        GcPending::No
+    } else {
+        GcPending::Held
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn old(name: &str, hash: &str, secs: i64) -> OldOutput {
+        OldOutput {
+            name: name.to_string(),
+            hash: Some(hash.to_string()),
+            revision: None,
+            created: Some(Timestamp::from_second(secs).expect("valid timestamp")),
+        }
+    }
+
+    fn set(hashes: &[&str]) -> InUse {
+        InUse {
+            hashes: hashes.iter().map(|h| h.to_string()).collect(),
+            names: BTreeSet::new(),
+        }
+    }
+
+    #[test]
+    fn outputs_written_within_one_second_are_ordered_by_their_history_revision() {
+        // creationTimestamp has whole seconds: h1 and h2 tie on it, and the name alone would
+        // call h1 ("…-d7…") the newer one and delete h2 (the CI flake of 2026-12-06).
+        let revised = |name: &str, hash: &str, revision: i64| OldOutput {
+            revision: Some(revision),
+            ..old(name, hash, 30)
+        };
+        let plan = plan_prune(
+            vec![
+                revised("c-d710bed5", "h1", 1),
+                revised("c-aedb5ed9", "h2", 2),
+            ],
+            1,
+            &set(&[]),
+        );
+        assert_eq!(plan.delete, vec!["c-d710bed5"]);
+        // A hash no longer in history is older than every one still listed.
+        let plan = plan_prune(
+            vec![old("c-ffffffff", "h0", 40), revised("c-00000000", "h9", 9)],
+            1,
+            &set(&[]),
+        );
+        assert_eq!(plan.delete, vec!["c-ffffffff"]);
+    }
+
+    #[test]
+    fn an_output_a_volume_still_names_is_held_whatever_its_hash() {
+        let in_use = InUse {
+            hashes: BTreeSet::new(),
+            names: ["c-1".to_string()].into(),
+        };
+        let plan = plan_prune(vec![old("c-1", "h1", 1), old("c-2", "h2", 2)], 0, &in_use);
+        assert_eq!(plan.held, vec!["c-1"]);
+        assert_eq!(plan.delete, vec!["c-2"]);
+    }
+
+    #[test]
+    fn keeps_the_newest_and_deletes_unused_older_ones() {
+        let plan = plan_prune(
+            vec![
+                old("c-1", "h1", 1),
+                old("c-3", "h3", 3),
+                old("c-2", "h2", 2),
+            ],
+            1,
+            &set(&[]),
+        );
+        assert_eq!(plan.delete, vec!["c-2", "c-1"]);
+        assert!(plan.held.is_empty());
+    }
+
+    #[test]
+    fn never_deletes_a_hash_a_target_still_uses() {
+        let plan = plan_prune(
+            vec![
+                old("c-1", "h1", 1),
+                old("c-2", "h2", 2),
+                old("c-3", "h3", 3),
+            ],
+            1,
+            &set(&["h1"]),
+        );
+        assert_eq!(plan.delete, vec!["c-2"]);
+        assert_eq!(plan.held, vec!["c-1"]);
+        // keep 0: even the newest old one goes once unused
+        let plan = plan_prune(vec![old("c-1", "h1", 1)], 0, &set(&[]));
+        assert_eq!(plan.delete, vec!["c-1"]);
+        let plan = plan_prune(vec![old("c-1", "h1", 1)], 0, &set(&["h1"]));
+        assert_eq!(plan.held, vec!["c-1"]);
+        assert!(plan.delete.is_empty());
+    }
+
+    #[test]
+    fn within_keep_nothing_is_deleted_and_missing_hashes_are_unused() {
+        let plan = plan_prune(vec![old("c-1", "h1", 1), old("c-2", "h2", 2)], 3, &set(&[]));
+        assert_eq!(plan, PrunePlan::default());
+        let mut unannotated = old("c-0", "", 0);
+        unannotated.hash = None;
+        let plan = plan_prune(vec![unannotated, old("c-1", "h1", 1)], 1, &set(&["h1"]));
+        assert_eq!(plan.delete, vec!["c-0"]);
+        // same timestamp: the name decides, deterministically
+        let plan = plan_prune(vec![old("c-a", "ha", 5), old("c-b", "hb", 5)], 1, &set(&[]));
+        assert_eq!(plan.delete, vec!["c-a"]);
+    }
 }
