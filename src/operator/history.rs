@@ -3,9 +3,78 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::engine::properties;
+use kube::{Resource, ResourceExt};
+
+use crate::engine::{Evaluation, properties};
+use crate::operator::authors::{self, Authors};
 use crate::operator::context::Seen;
-use crate::status::HistoryEntry;
+use crate::operator::crd::KafkaToolConfig;
+use crate::output::CHANGE_CAUSE_ANNOTATION;
+use crate::status::{self, HistoryEntry, KafkaToolConfigStatus};
+
+/// What a reconcile that produced a new live hash knows about the change.
+pub struct Change<'a> {
+    pub config: &'a KafkaToolConfig,
+    pub ev: &'a Evaluation,
+    /// The files the output held before (none: a first output).
+    pub previous_files: Option<&'a BTreeMap<String, String>>,
+    pub files: &'a BTreeMap<String, String>,
+    /// The status the next one is built from.
+    pub previous: Option<&'a KafkaToolConfigStatus>,
+    pub hash_key_id: &'a str,
+    pub seen_before: Option<&'a Seen>,
+    pub seen: &'a Seen,
+    /// Of the sources and GlobalClientDefaults (the config's own is read here).
+    pub authors: Authors,
+}
+
+/// Appends the revision of `hash` to `next.history`: the names (never values) of the keys that
+/// changed, the cause (a new change-cause annotation once, else computed) and the author.
+pub fn record_revision(
+    change: Change<'_>,
+    next: &mut KafkaToolConfigStatus,
+    hash: &str,
+    now: &str,
+) {
+    let empty = BTreeMap::new();
+    let changed = changed_keys(change.previous_files.unwrap_or(&empty), change.files);
+    // Names only, and never a key that may be Secret content.
+    let changed: Vec<String> = changed.iter().map(|k| change.ev.key_label(k)).collect();
+    let inputs = change.previous.and_then(|s| s.inputs.as_ref());
+    let recorded = inputs.and_then(|i| i.change_cause.as_deref());
+    let annotation = new_annotation(
+        change
+            .config
+            .annotations()
+            .get(CHANGE_CAUSE_ANNOTATION)
+            .map(String::as_str),
+        recorded,
+    );
+    // The previous status was rendered with another key (a rotation), or unkeyed (an operator
+    // before the keyed hash): the content may be the same, the hash is not.
+    let key_changed = inputs.is_some_and(|i| i.hash_key.as_deref() != Some(change.hash_key_id));
+    let first = change
+        .previous
+        .and_then(|s| s.config_hash.as_ref())
+        .is_none();
+    let cause = cause(
+        annotation,
+        change.seen_before,
+        change.seen,
+        first,
+        key_changed,
+    );
+    let kind = KafkaToolConfig::kind(&());
+    let authors = Authors {
+        config: authors::author(&kind, &change.config.metadata, authors::SPEC),
+        ..change.authors
+    };
+    let by = authors::of_change(&authors, change.seen_before.filter(|_| !first), change.seen);
+    if let (Some(text), Some(inputs)) = (annotation, next.inputs.as_mut()) {
+        inputs.change_cause = Some(annotation_digest(text));
+    }
+    status::record_history(next, hash, now, changed, cause, by);
+}
 
 /// The note of a `Rendered` Event: output, revision, hash prefix, changed key names and author,
 /// never values, so `kubectl events` keeps the trail after `status.history` drops an entry.

@@ -1,7 +1,6 @@
 //! One reconcile of a KafkaToolConfig: dereference (read the referenced sources, namespace
 //! labels, GlobalClientDefaults) → engine (pure) → apply (output, rollout) → status.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,7 +26,7 @@ use crate::operator::history;
 use crate::operator::index::ConfigId;
 use crate::operator::inputs;
 use crate::operator::versions::Cached;
-use crate::output::{CHANGE_CAUSE_ANNOTATION, Owner};
+use crate::output::Owner;
 use crate::status::{self, KafkaToolConfigStatus, Live, READY, RECONCILING, WriteFailure};
 
 /// How often a healthy config is re-checked without any trigger (drift of the output object is
@@ -450,43 +449,22 @@ async fn reconcile_inner(
         && previous_hash.as_deref() != Some(hash.as_str())
         && live.write_failure.is_none()
     {
-        let changed = match &previous_files {
-            Some(old) => history::changed_keys(old, &rendered.files),
-            None => history::changed_keys(&BTreeMap::new(), &rendered.files),
+        let change = history::Change {
+            config,
+            ev: &ev,
+            previous_files: previous_files.as_ref(),
+            files: &rendered.files,
+            previous: cached,
+            hash_key_id: &ctx.hash_key_id,
+            seen_before: seen_before.as_ref(),
+            seen: &seen,
+            authors: authors::Authors {
+                config: None,
+                sources: fetched.authors,
+                globals: inputs::global_authors(ctx, &seen),
+            },
         };
-        // Names only, and never a key that may be Secret content.
-        let changed: Vec<String> = changed.iter().map(|k| ev.key_label(k)).collect();
-        let recorded = cached
-            .and_then(|s| s.inputs.as_ref())
-            .and_then(|i| i.change_cause.clone());
-        let annotation = history::new_annotation(
-            config
-                .annotations()
-                .get(CHANGE_CAUSE_ANNOTATION)
-                .map(String::as_str),
-            recorded.as_deref(),
-        );
-        // The previous status was rendered with another key (a rotation), or unkeyed (an
-        // operator before the keyed hash): the content may be the same, the hash is not.
-        let key_changed = cached
-            .and_then(|s| s.inputs.as_ref())
-            .is_some_and(|i| i.hash_key.as_deref() != Some(ctx.hash_key_id.as_str()));
-        let first = previous_hash.is_none();
-        let cause = history::cause(annotation, seen_before.as_ref(), &seen, first, key_changed);
-        let authors = authors::Authors {
-            config: authors::author(
-                KafkaToolConfig::kind(&()).as_ref(),
-                &config.metadata,
-                authors::SPEC,
-            ),
-            sources: fetched.authors,
-            globals: inputs::global_authors(ctx, &seen),
-        };
-        let by = authors::of_change(&authors, seen_before.as_ref().filter(|_| !first), &seen);
-        if let (Some(text), Some(inputs)) = (annotation, next.inputs.as_mut()) {
-            inputs.change_cause = Some(history::annotation_digest(text));
-        }
-        status::record_history(&mut next, hash, &now, changed, cause, by);
+        history::record_revision(change, &mut next, hash, &now);
     }
 
     if previous.differs(&next) {
