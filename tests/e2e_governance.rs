@@ -176,17 +176,7 @@ fn authors_causes_events_history_and_sync_status() {
     let cluster = Cluster::from_env();
     cluster.install_crds_and_rbac();
     cluster.fresh_namespace(NS);
-    let _ = cluster.run(
-        &[
-            "delete",
-            "lease",
-            LEASE,
-            "-n",
-            OPERATOR_NS,
-            "--ignore-not-found",
-        ],
-        None,
-    );
+    cluster.delete_lease(LEASE);
     let _ = cluster.run(
         &[
             "delete",
@@ -317,18 +307,7 @@ fn authors_causes_events_history_and_sync_status() {
     );
 
     step("kubectl kafkaconfig history -n NS NAME prints the revisions as a table");
-    let plugin_dir = cluster.work.path().join("plugins");
-    std::fs::create_dir_all(&plugin_dir).expect("plugin dir");
-    std::os::unix::fs::symlink(
-        env!("CARGO_BIN_EXE_kafka-config-operator"),
-        plugin_dir.join("kubectl-kafkaconfig"),
-    )
-    .expect("symlink plugin");
-    let path = format!(
-        "{}:{}",
-        plugin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = cluster.plugin_path();
     let out = Command::new(&cluster.kubectl)
         .args(["kafkaconfig", "history", "-n", NS, "orders"])
         .env("KUBECONFIG", &cluster.kubeconfig)
