@@ -257,9 +257,7 @@ fn authors_causes_events_history_and_sync_status() {
     assert_eq!(third[2]["cause"], "ConfigMap base changed");
     assert_eq!(third[2]["changedKeys"], serde_json::json!(["linger.ms"]));
 
-    step(
-        "each revision is a Rendered Event with revision, hash prefix, keys and author, never values",
-    );
+    step("each revision is a Rendered Event with revision, hash, keys and author, never values");
     let notes: Vec<String> = eventually("three Rendered events", WAIT, || {
         let events = cluster
             .json(&["get", "events.events.k8s.io", "-n", NS])
@@ -290,7 +288,7 @@ fn authors_causes_events_history_and_sync_status() {
         .take(12)
         .collect();
     assert!(
-        third_note.contains(&format!("hash {prefix}"))
+        third_note.contains(&format!("ConfigMap orders-kafka: {hash};"))
             && third_note.contains("changed keys: linger.ms")
             && third_note.contains("by helm (ConfigMap base)"),
         "{third_note}"

@@ -76,12 +76,11 @@ pub fn record_revision(
     status::record_history(next, hash, now, changed, cause, by);
 }
 
-/// The note of a `Rendered` Event: output, revision, hash prefix, changed key names and author,
-/// never values, so `kubectl events` keeps the trail after `status.history` drops an entry.
-pub fn event_note(kind: &str, name: &str, hash: &str, entry: Option<&HistoryEntry>) -> String {
-    let short = hash.rsplit(':').next().unwrap_or(hash);
-    let short = short.get(..12).unwrap_or(short);
-    let Some(entry) = entry.filter(|e| e.hash == hash) else {
+/// The note of a `Rendered` Event: output, revision, hash, changed key names and author, never
+/// values, so `kubectl events` keeps the trail after `status.history` drops an entry. `revision`:
+/// the history entry this render added; none for a repair of the output (same content again).
+pub fn event_note(kind: &str, name: &str, hash: &str, revision: Option<&HistoryEntry>) -> String {
+    let Some(entry) = revision.filter(|e| e.hash == hash) else {
         return format!("{kind} {name} now holds {hash}");
     };
     let changed = if entry.changed_keys.is_empty() {
@@ -93,8 +92,9 @@ pub fn event_note(kind: &str, name: &str, hash: &str, entry: Option<&HistoryEntr
         || "unknown".to_string(),
         |b| format!("{} ({} {})", b.manager, b.kind, b.name),
     );
+    // The hash whole and first: a note is cut at 1024 bytes, and tools match it by hash.
     format!(
-        "revision {} of {kind} {name}: hash {short}, changed keys: {changed}; by {by}; cause: {}",
+        "revision {} of {kind} {name}: {hash}; changed keys: {changed}; by {by}; cause: {}",
         entry.revision, entry.cause
     )
 }
@@ -220,6 +220,33 @@ mod tests {
             ("tool.args".to_string(), "--topic\norders\n".to_string()),
         ]);
         assert_eq!(changed_keys(&old, &new), vec!["batch.size", "linger.ms"]);
+    }
+
+    #[test]
+    fn a_revision_event_names_keys_and_author_and_a_repair_only_the_hash() {
+        let entry = HistoryEntry {
+            revision: 3,
+            hash: "hmac-sha256:ab".into(),
+            time: "t".into(),
+            changed_keys: vec!["linger.ms".into()],
+            cause: "ConfigMap base changed".into(),
+            by: Some(crate::status::Author {
+                kind: "ConfigMap".into(),
+                name: "base".into(),
+                manager: "helm".into(),
+                operation: None,
+                time: None,
+            }),
+        };
+        assert_eq!(
+            event_note("ConfigMap", "orders-kafka", "hmac-sha256:ab", Some(&entry)),
+            "revision 3 of ConfigMap orders-kafka: hmac-sha256:ab; changed keys: linger.ms; \
+             by helm (ConfigMap base); cause: ConfigMap base changed"
+        );
+        assert_eq!(
+            event_note("ConfigMap", "orders-kafka", "hmac-sha256:ab", None),
+            "ConfigMap orders-kafka now holds hmac-sha256:ab"
+        );
     }
 
     #[test]

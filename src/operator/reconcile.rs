@@ -594,12 +594,15 @@ fn transition_events(
     wrote: Option<(&str, String, String)>,
 ) -> Vec<Event> {
     let mut events = Vec::new();
+    // A new history entry (a repair of the output's content adds none).
+    let before = previous.and_then(|p| p.history.last()).map(|e| &e.hash);
+    let revision = next.history.last().filter(|e| Some(&e.hash) != before);
     if let Some((kind, name, hash)) = wrote {
         info!(%kind, output = %name, %hash, "rendered");
         events.push(Event {
             type_: EventType::Normal,
             reason: "Rendered".into(),
-            note: Some(history::event_note(kind, &name, &hash, next.history.last())),
+            note: Some(history::event_note(kind, &name, &hash, revision)),
             action: "Render".into(),
             secondary: None,
         });
