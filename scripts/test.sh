@@ -143,6 +143,12 @@ if [ -f tests/e2e_operator.rs ]; then
   end
 fi
 
+if [ -f tests/e2e_governance.rs ]; then
+  begin "e2e: governance (authors from managedFields, change-cause once, Rendered events, history, Synced from pod counts)"
+  KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_governance -- --include-ignored --test-threads=1 --nocapture
+  end
+fi
+
 if [ -f tests/e2e_kstatus.rs ]; then
   begin "e2e: kstatus (Flux's health library) on live objects in each state"
   KCO_E2E_KUBECONFIG=$ROOT/e2e/.run/kubeconfig cargo test --locked --test e2e_kstatus -- --include-ignored --test-threads=1 --nocapture

@@ -41,6 +41,13 @@ fn main() -> ExitCode {
             missing_sources,
         } => cli::validate(&paths, format, &hash_key, strict, missing_sources),
         #[cfg(feature = "operator")]
+        Command::History {
+            namespace,
+            global,
+            name,
+            format,
+        } => run_async(cli::history_live(namespace, name, global, format)),
+        #[cfg(feature = "operator")]
         Command::Crds { format } => cli::crds(format),
     };
     match result {

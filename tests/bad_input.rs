@@ -1217,6 +1217,13 @@ fn status_stays_under_its_budget_in_the_worst_case() {
             "t",
             changed,
             "x".repeat(50_000),
+            Some(status::Author {
+                kind: "k".repeat(50_000),
+                name: "n".repeat(50_000),
+                manager: "m".repeat(50_000),
+                operation: Some("o".repeat(50_000)),
+                time: Some("t".repeat(50_000)),
+            }),
         );
     }
     let bytes = serde_json::to_vec(&status).expect("serializes").len();

@@ -130,17 +130,7 @@ fn setup(cluster: &Cluster) {
         ],
         None,
     );
-    let _ = cluster.run(
-        &[
-            "delete",
-            "lease",
-            LEASE,
-            "-n",
-            OPERATOR_NS,
-            "--ignore-not-found",
-        ],
-        None,
-    );
+    cluster.delete_lease(LEASE);
     // the CRDs may have just been created: retry while discovery catches up
     eventually("the fixtures to apply", Duration::from_secs(30), || {
         cluster.run(&["apply", "-f", "e2e/operator/fixtures/world.yaml"], None)
@@ -229,16 +219,7 @@ fn operator_end_to_end() {
     );
 
     step("explain -n NS NAME reads the live config, also as `kubectl kafkaconfig`");
-    let plugin_dir = cluster.work.path().join("plugins");
-    std::fs::create_dir_all(&plugin_dir).expect("plugin dir");
-    let plugin = plugin_dir.join("kubectl-kafkaconfig");
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kafka-config-operator"), &plugin)
-        .expect("symlink plugin");
-    let path = format!(
-        "{}:{}",
-        plugin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = cluster.plugin_path();
     for (program, prefix) in [
         (
             PathBuf::from(env!("CARGO_BIN_EXE_kafka-config-operator")),

@@ -231,7 +231,7 @@ for res in configmaps secrets; do
 done
 for verb in list watch; do yes_ "$verb" namespaces; done
 for res in deployments statefulsets daemonsets; do
-  for verb in get patch; do yes_ "$verb" "$res.apps" -n team-b; done
+  for verb in get list watch patch; do yes_ "$verb" "$res.apps" -n team-b; done
 done
 yes_ create events.events.k8s.io -n team-b
 # Events are created, never patched into a series (src/operator/events.rs).

@@ -1,8 +1,10 @@
 //! The command line: `render`, `explain`, `validate` and `crds` offline; `run` the controller;
-//! `explain -n` of a live object. The CLI sits on top: it uses the operator, the engine and the
+//! `explain -n` and `history` of a live object. The CLI sits on top: it uses the operator, the engine and the
 //! shared layers, and nothing below it imports it (`tests/module_graph.rs`).
 
 mod explain;
+#[cfg(feature = "operator")]
+mod history;
 #[cfg(feature = "operator")]
 mod live;
 mod placeholder;
@@ -23,6 +25,8 @@ use crate::manifest::{ToolConfigManifest, Workspace};
 use crate::operator::RunOptions;
 
 pub use explain::{ExplainEntry, ExplainOverride, explain_entries, explain_files, print_explain};
+#[cfg(feature = "operator")]
+pub use history::{history_live, history_table};
 #[cfg(feature = "operator")]
 pub use live::explain_live;
 pub use placeholder::{MissingSources, PLACEHOLDER_VALUE, stub_missing};
@@ -94,6 +98,19 @@ pub enum Command {
         /// stand-ins are listed on stderr).
         #[arg(long = "missing-sources", value_enum, default_value_t = MissingSources::Error)]
         missing_sources: MissingSources,
+    },
+    /// Print the revisions a live KafkaToolConfig (or, with --global, a GlobalClientDefaults)
+    /// keeps in status.history: time, hash, author, cause and changed key names.
+    #[cfg(feature = "operator")]
+    History {
+        #[arg(short = 'n', long = "namespace")]
+        namespace: Option<String>,
+        /// NAME is a GlobalClientDefaults.
+        #[arg(long)]
+        global: bool,
+        name: String,
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = TextFormat::Table)]
+        format: TextFormat,
     },
     /// Print the CustomResourceDefinitions (what crds/ holds).
     #[cfg(feature = "operator")]

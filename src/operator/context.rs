@@ -172,6 +172,8 @@ pub struct Context {
     pub hash_key_id: String,
     /// Events waiting for `reconcile::deliver_events` (at most [`EVENT_QUEUE`]).
     pub event_queue: Option<tokio::sync::mpsc::Sender<QueuedEvent>>,
+    /// The pods of the rollout targets (`sync_status.rs`).
+    pub pods: crate::operator::pods::Workloads,
 }
 
 /// An Event and the object it is about.
@@ -231,6 +233,7 @@ impl Context {
             hash_key_id: hash_key.id(),
             hash_key,
             event_queue: None,
+            pods: Default::default(),
         }
     }
 

@@ -42,6 +42,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tracing::{debug, error, info, warn};
 
 use crate::engine::sources::SourceKind;
+use crate::operator::authors;
 use crate::operator::config_id::ConfigId;
 use crate::operator::context::{Context, ScopeVersions, lock};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig, KafkaToolConfigSpec};
@@ -53,6 +54,7 @@ use crate::operator::leader::{self, Attempt, LeaseLock};
 use crate::operator::metrics::Metrics;
 use crate::operator::ownership::{controlling_config, foreign_data_owner, hash_of};
 use crate::operator::reconcile::{self, error_policy, reconcile};
+use crate::operator::sync_status;
 use crate::operator::synced::Synced;
 use crate::operator::workloads;
 use crate::operator::{LogFormat, OperatorError, RunOptions, check_crds};
@@ -95,6 +97,15 @@ fn strip<K: Resource>(object: &mut K) {
     if let Some(annotations) = object.meta_mut().annotations.as_mut() {
         annotations.remove(LAST_APPLIED);
     }
+}
+
+/// [`strip`], but keeps the one managedFields entry that says who last changed the spec
+/// (`authors::keep_latest`), without its field set: history names it.
+fn strip_keeping_author<K: Resource>(object: &mut K) {
+    authors::keep_latest(object.meta_mut(), authors::SPEC);
+    let kept = object.meta_mut().managed_fields.take();
+    strip(object);
+    object.meta_mut().managed_fields = kept;
 }
 
 /// Memory: a cached KafkaToolConfig keeps only the part of its status the fast paths read and
@@ -383,7 +394,7 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
         watcher::Config::default(),
     )
     .default_backoff()
-    .modify(strip)
+    .modify(strip_keeping_author)
     .reflect(gcd_writer)
     .inspect(mark_on_init_done(globals_synced.clone()));
 
@@ -409,6 +420,9 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     );
     context.namespaces_synced = namespaces_synced;
     context.globals_synced = globals_synced;
+    // One flag per kind per scope for the workload status watches (`sync_status.rs`).
+    let pod_flags: Vec<[Synced; 3]> = scopes.iter().map(|_| Default::default()).collect();
+    context.pods.synced = pod_flags.iter().flatten().cloned().collect();
     context.versions = scopes
         .iter()
         .map(|scope| ScopeVersions {
@@ -473,6 +487,12 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
             move |config| routes.send(config),
             flags,
         );
+    }
+    for ((scope, _), flags) in routes.routes.iter().zip(&pod_flags) {
+        let routes = routes.clone();
+        sync_status::spawn(&client, scope.as_deref(), &ctx, flags, move |config| {
+            routes.send(config)
+        });
     }
 
     // Namespace label changes move GlobalClientDefaults selection: re-reconcile that namespace.
@@ -632,7 +652,7 @@ fn controller(
             event
         }
     })
-    .modify(strip)
+    .modify(strip_keeping_author)
     .modify(compact_status)
     .reflect(writer)
     // After the cache has the event: a status write is forgotten only once the cache holds it,

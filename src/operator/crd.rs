@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::spec::{GlobalClientDefaultsSpec, ToolConfigSpec};
-use crate::status::{Condition, KafkaToolConfigStatus};
+use crate::status::{Condition, HistoryEntry, KafkaToolConfigStatus};
 
 /// Layered Kafka configuration for one tool or client, rendered into a ConfigMap or Secret.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -23,6 +23,7 @@ use crate::status::{Condition, KafkaToolConfigStatus};
     status = "KafkaToolConfigStatus",
     printcolumn = r#"{"name":"Ready","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
     printcolumn = r#"{"name":"Reason","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].reason"}"#,
+    printcolumn = r#"{"name":"Synced","type":"string","jsonPath":".status.conditions[?(@.type==\"Synced\")].status"}"#,
     printcolumn = r#"{"name":"Tool","type":"string","jsonPath":".spec.tool"}"#,
     printcolumn = r#"{"name":"Hash","type":"string","jsonPath":".status.configHash","priority":1}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
@@ -47,6 +48,7 @@ pub struct KafkaToolConfigSpec {
     printcolumn = r#"{"name":"Valid","type":"string","jsonPath":".status.conditions[?(@.type==\"Valid\")].status"}"#,
     printcolumn = r#"{"name":"Priority","type":"integer","jsonPath":".spec.priority"}"#,
     printcolumn = r#"{"name":"Selected","type":"integer","jsonPath":".status.selectedConfigs"}"#,
+    printcolumn = r#"{"name":"Synced","type":"integer","jsonPath":".status.syncedConfigs"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 pub struct GlobalClientDefaultsSpecResource {
@@ -64,6 +66,14 @@ pub struct GlobalClientDefaultsStatus {
     /// How many KafkaToolConfigs this object applies to.
     #[serde(default)]
     pub selected_configs: i64,
+    /// How many of those are Ready with an output rendered from this object's current
+    /// generation: how far an edit has propagated.
+    #[serde(default)]
+    pub synced_configs: i64,
+    /// The last spec revisions, with who made them (changed keys are not known here: the
+    /// configs' own history names them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<HistoryEntry>,
 }
 
 /// Both CRDs as YAML documents, exactly what `crds/` holds.

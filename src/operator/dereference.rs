@@ -12,13 +12,17 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 
 use crate::engine::sources::{SourceKind, SourceRef, SourceSet};
+use crate::operator::authors::{self, DATA};
 use crate::operator::context::Error;
 use crate::output::{config_map_source, secret_source};
+use crate::status::Author;
 
 /// The sources of one namespace and the resourceVersion each had when read (None: absent).
 pub struct Fetched {
     pub sources: SourceSet,
     pub versions: BTreeMap<SourceRef, Option<String>>,
+    /// Who last changed each one's data (from its managedFields; never its content).
+    pub authors: BTreeMap<SourceRef, Author>,
 }
 
 /// The object at `resource_version` or newer, which the API server answers from its watch cache;
@@ -54,6 +58,7 @@ pub async fn fetch_sources(
     let mut fetched = Fetched {
         sources: SourceSet::default(),
         versions: BTreeMap::new(),
+        authors: BTreeMap::new(),
     };
     for r in refs {
         let at_least = cached(r);
@@ -62,6 +67,9 @@ pub async fn fetch_sources(
             SourceKind::ConfigMap => match get_at_least(&config_maps, &r.name, at_least).await? {
                 Some(cm) => {
                     let version = cm.metadata.resource_version.clone();
+                    if let Some(author) = authors::author("ConfigMap", &cm.metadata, DATA) {
+                        fetched.authors.insert(r.clone(), author);
+                    }
                     let data = config_map_source(cm).map_err(|source| Error::InvalidSource {
                         kind: "ConfigMap",
                         namespace: namespace.to_string(),
@@ -76,6 +84,9 @@ pub async fn fetch_sources(
             SourceKind::Secret => match get_at_least(&secrets, &r.name, at_least).await? {
                 Some(secret) => {
                     let version = secret.metadata.resource_version.clone();
+                    if let Some(author) = authors::author("Secret", &secret.metadata, DATA) {
+                        fetched.authors.insert(r.clone(), author);
+                    }
                     fetched
                         .sources
                         .secrets

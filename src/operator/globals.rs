@@ -1,4 +1,4 @@
-//! GlobalClientDefaults: their status (`Valid`, `selectedConfigs`), and which KafkaToolConfigs an
+//! GlobalClientDefaults: their status (`Valid`, `selectedConfigs`, `syncedConfigs`, `history`), and which KafkaToolConfigs an
 //! edit must re-reconcile (those it selects after the edit, and those it was applied to before).
 
 use std::collections::BTreeSet;
@@ -16,6 +16,7 @@ use crate::operator::config_id::ConfigId;
 use crate::operator::context::{Context, lock};
 use crate::operator::crd::{GlobalClientDefaults, GlobalClientDefaultsStatus, KafkaToolConfig};
 use crate::operator::reconcile::now;
+use crate::operator::{authors, history};
 use crate::status;
 
 /// How often the leader refreshes GlobalClientDefaults status (`selectedConfigs` moves with
@@ -72,16 +73,91 @@ pub fn desired_status(
         .unwrap_or(&[]);
     let generation = global.meta().generation;
     let conditions = status::global_conditions(&problems, previous, generation, now);
-    let selected = ctx
-        .all_configs()
-        .iter()
-        .filter(|c| selects(ctx, &defaults, c))
-        .count();
-    GlobalClientDefaultsStatus {
+    let (mut selected, mut synced) = (0usize, 0usize);
+    for config in ctx.all_configs() {
+        if !selects(ctx, &defaults, &config) {
+            continue;
+        }
+        selected += 1;
+        if rendered_from(&config, &defaults.name, generation) {
+            synced += 1;
+        }
+    }
+    let mut status = GlobalClientDefaultsStatus {
         observed_generation: generation,
         conditions,
         selected_configs: i64::try_from(selected).unwrap_or(i64::MAX),
+        synced_configs: i64::try_from(synced).unwrap_or(i64::MAX),
+        history: global
+            .status
+            .as_ref()
+            .map(|s| s.history.clone())
+            .unwrap_or_default(),
+    };
+    record_revision(global, &mut status, now);
+    status
+}
+
+/// Whether a config's live output was rendered with `global` at `generation`, and is Ready.
+fn rendered_from(config: &KafkaToolConfig, global: &str, generation: Option<i64>) -> bool {
+    config.status.as_ref().is_some_and(|s| {
+        s.ready_status().is_some_and(|(ready, _)| ready == "True")
+            && s.inputs.as_ref().is_some_and(|i| {
+                i.global_client_defaults
+                    .iter()
+                    .any(|g| g.name == global && g.generation == generation)
+            })
+    })
+}
+
+/// A history entry for a new spec (its hash differs from the last entry's): who changed it, from
+/// the cache's kept managedFields entry, and why: a `kafkaconfig.dev/change-cause` that no kept
+/// entry has as its cause yet (a GlobalClientDefaults has no `inputs` to remember it in), or the
+/// generation.
+fn record_revision(
+    global: &GlobalClientDefaults,
+    status: &mut GlobalClientDefaultsStatus,
+    now: &str,
+) {
+    let spec = serde_json::to_vec(&global.spec.config).unwrap_or_default();
+    let hash = {
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(&spec);
+        format!(
+            "sha256:{}",
+            digest
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        )
+    };
+    if status.history.last().is_some_and(|h| h.hash == hash) {
+        return;
     }
+    let annotation = global
+        .annotations()
+        .get(crate::output::CHANGE_CAUSE_ANNOTATION)
+        .map(String::as_str)
+        .filter(|a| !status.history.iter().any(|h| h.cause == a.trim()));
+    let first = status.history.is_empty();
+    let cause = match history::new_annotation(annotation, None) {
+        Some(text) => text.to_string(),
+        None if first => format!(
+            "first revision (generation {})",
+            global.meta().generation.unwrap_or(0)
+        ),
+        None => format!(
+            "spec changed (generation {})",
+            global.meta().generation.unwrap_or(0)
+        ),
+    };
+    let mut history = crate::status::KafkaToolConfigStatus {
+        history: std::mem::take(&mut status.history),
+        ..Default::default()
+    };
+    let by = authors::author("GlobalClientDefaults", &global.metadata, authors::SPEC);
+    status::record_history(&mut history, &hash, now, Vec::new(), cause, by);
+    status.history = history.history;
 }
 
 /// Leader-only loop that keeps every GlobalClientDefaults status current, writing only changes.

@@ -3,8 +3,101 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::engine::properties;
+use kube::{Resource, ResourceExt};
+
+use crate::engine::{Evaluation, properties};
+use crate::operator::authors::{self, Authors};
 use crate::operator::context::Seen;
+use crate::operator::crd::KafkaToolConfig;
+use crate::output::CHANGE_CAUSE_ANNOTATION;
+use crate::status::{self, HistoryEntry, KafkaToolConfigStatus};
+
+/// What a reconcile that produced a new live hash knows about the change.
+pub struct Change<'a> {
+    pub config: &'a KafkaToolConfig,
+    pub ev: &'a Evaluation,
+    /// The files the output held before (none: a first output).
+    pub previous_files: Option<&'a BTreeMap<String, String>>,
+    pub files: &'a BTreeMap<String, String>,
+    /// The status the next one is built from.
+    pub previous: Option<&'a KafkaToolConfigStatus>,
+    pub hash_key_id: &'a str,
+    pub seen_before: Option<&'a Seen>,
+    pub seen: &'a Seen,
+    /// Of the sources and GlobalClientDefaults (the config's own is read here).
+    pub authors: Authors,
+}
+
+/// Appends the revision of `hash` to `next.history`: the names (never values) of the keys that
+/// changed, the cause (a new change-cause annotation once, else computed) and the author.
+pub fn record_revision(
+    change: Change<'_>,
+    next: &mut KafkaToolConfigStatus,
+    hash: &str,
+    now: &str,
+) {
+    let empty = BTreeMap::new();
+    let changed = changed_keys(change.previous_files.unwrap_or(&empty), change.files);
+    // Names only, and never a key that may be Secret content.
+    let changed: Vec<String> = changed.iter().map(|k| change.ev.key_label(k)).collect();
+    let inputs = change.previous.and_then(|s| s.inputs.as_ref());
+    let recorded = inputs.and_then(|i| i.change_cause.as_deref());
+    let annotation = new_annotation(
+        change
+            .config
+            .annotations()
+            .get(CHANGE_CAUSE_ANNOTATION)
+            .map(String::as_str),
+        recorded,
+    );
+    // The previous status was rendered with another key (a rotation), or unkeyed (an operator
+    // before the keyed hash): the content may be the same, the hash is not.
+    let key_changed = inputs.is_some_and(|i| i.hash_key.as_deref() != Some(change.hash_key_id));
+    let first = change
+        .previous
+        .and_then(|s| s.config_hash.as_ref())
+        .is_none();
+    let cause = cause(
+        annotation,
+        change.seen_before,
+        change.seen,
+        first,
+        key_changed,
+    );
+    let kind = KafkaToolConfig::kind(&());
+    let authors = Authors {
+        config: authors::author(&kind, &change.config.metadata, authors::SPEC),
+        ..change.authors
+    };
+    let by = authors::of_change(&authors, change.seen_before.filter(|_| !first), change.seen);
+    if let (Some(text), Some(inputs)) = (annotation, next.inputs.as_mut()) {
+        inputs.change_cause = Some(annotation_digest(text));
+    }
+    status::record_history(next, hash, now, changed, cause, by);
+}
+
+/// The note of a `Rendered` Event: output, revision, hash, changed key names and author, never
+/// values, so `kubectl events` keeps the trail after `status.history` drops an entry. `revision`:
+/// the history entry this render added; none for a repair of the output (same content again).
+pub fn event_note(kind: &str, name: &str, hash: &str, revision: Option<&HistoryEntry>) -> String {
+    let Some(entry) = revision.filter(|e| e.hash == hash) else {
+        return format!("{kind} {name} now holds {hash}");
+    };
+    let changed = if entry.changed_keys.is_empty() {
+        "none".to_string()
+    } else {
+        entry.changed_keys.join(",")
+    };
+    let by = entry.by.as_ref().map_or_else(
+        || "unknown".to_string(),
+        |b| format!("{} ({} {})", b.manager, b.kind, b.name),
+    );
+    // The hash whole and first: a note is cut at 1024 bytes, and tools match it by hash.
+    format!(
+        "revision {} of {kind} {name}: {hash}; changed keys: {changed}; by {by}; cause: {}",
+        entry.revision, entry.cause
+    )
+}
 
 /// Names of keys whose value differs between two sets of rendered files. `.properties` files are
 /// compared key by key; any other file (`tool.args`) is named as a whole when it changed.
@@ -38,6 +131,24 @@ pub fn changed_keys(old: &BTreeMap<String, String>, new: &BTreeMap<String, Strin
 /// The cause of the one rollout a new content-hash key brings (a rotation, or the upgrade to the
 /// keyed hash).
 pub const KEY_CHANGED: &str = "the content-hash key changed";
+
+/// What `status.inputs.changeCause` records of a `kafkaconfig.dev/change-cause` annotation: 16
+/// hex digits of its SHA-256, so a long comment costs no status or cache space twice.
+pub fn annotation_digest(text: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(text.trim().as_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The change-cause annotation when it is the cause of this revision: set, and not the one
+/// recorded already (`recorded`: its [`annotation_digest`]). An annotation left in place is not
+/// the cause of every later change.
+pub fn new_annotation<'a>(annotation: Option<&'a str>, recorded: Option<&str>) -> Option<&'a str> {
+    annotation
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .filter(|t| recorded != Some(annotation_digest(t).as_str()))
+}
 
 /// Why the content changed, from what the previous reconcile saw. `key_changed`: the previous
 /// hash was made with another content-hash key (or none).
@@ -109,6 +220,46 @@ mod tests {
             ("tool.args".to_string(), "--topic\norders\n".to_string()),
         ]);
         assert_eq!(changed_keys(&old, &new), vec!["batch.size", "linger.ms"]);
+    }
+
+    #[test]
+    fn a_revision_event_names_keys_and_author_and_a_repair_only_the_hash() {
+        let entry = HistoryEntry {
+            revision: 3,
+            hash: "hmac-sha256:ab".into(),
+            time: "t".into(),
+            changed_keys: vec!["linger.ms".into()],
+            cause: "ConfigMap base changed".into(),
+            by: Some(crate::status::Author {
+                kind: "ConfigMap".into(),
+                name: "base".into(),
+                manager: "helm".into(),
+                operation: None,
+                time: None,
+            }),
+        };
+        assert_eq!(
+            event_note("ConfigMap", "orders-kafka", "hmac-sha256:ab", Some(&entry)),
+            "revision 3 of ConfigMap orders-kafka: hmac-sha256:ab; changed keys: linger.ms; \
+             by helm (ConfigMap base); cause: ConfigMap base changed"
+        );
+        assert_eq!(
+            event_note("ConfigMap", "orders-kafka", "hmac-sha256:ab", None),
+            "ConfigMap orders-kafka now holds hmac-sha256:ab"
+        );
+    }
+
+    #[test]
+    fn an_annotation_is_the_cause_of_one_revision_only() {
+        assert_eq!(new_annotation(Some(" ticket 42 "), None), Some("ticket 42"));
+        let recorded = annotation_digest("ticket 42");
+        assert_eq!(recorded.len(), 16);
+        assert_eq!(new_annotation(Some("ticket 42"), Some(&recorded)), None);
+        assert_eq!(
+            new_annotation(Some("ticket 43"), Some(&recorded)),
+            Some("ticket 43")
+        );
+        assert_eq!(new_annotation(Some("  "), None), None);
     }
 
     #[test]

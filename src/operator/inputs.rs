@@ -10,10 +10,12 @@ use kube::ResourceExt;
 use crate::engine::catalogue::tools::ToolCatalogue;
 use crate::engine::globals;
 use crate::engine::sources::{SourceKind, SourceRef, referenced_sources};
+use crate::operator::authors;
 use crate::operator::context::{Context, Seen};
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::versions::Cached;
-use crate::status::{GlobalVersion, InputsStatus, SourceVersion};
+pub use crate::status::InputsStatus;
+use crate::status::{Author, GlobalVersion, SourceVersion};
 
 /// Recorded in `status.inputs.operator`: a new release evaluates everything again, since its
 /// catalogue or rendering may differ.
@@ -34,6 +36,25 @@ pub fn selected_globals(
         .iter()
         .filter(|g| globals::selects(&g.spec.config, &tool.name, labels))
         .filter_map(|g| Some((g.metadata.name.clone()?, g.metadata.generation)))
+        .collect()
+}
+
+/// Who last changed the spec of each GlobalClientDefaults in `seen`, from the cache's kept
+/// managedFields entry.
+pub fn global_authors(ctx: &Context, seen: &Seen) -> BTreeMap<String, Author> {
+    ctx.globals
+        .state()
+        .iter()
+        .filter(|g| {
+            g.metadata
+                .name
+                .as_ref()
+                .is_some_and(|n| seen.globals.contains_key(n))
+        })
+        .filter_map(|g| {
+            let author = authors::author("GlobalClientDefaults", &g.metadata, authors::SPEC)?;
+            Some((author.name.clone(), author))
+        })
         .collect()
 }
 
@@ -60,6 +81,7 @@ pub fn to_status(seen: &Seen, hash_key_id: &str) -> InputsStatus {
                 generation: *generation,
             })
             .collect(),
+        change_cause: None,
     }
 }
 

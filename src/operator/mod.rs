@@ -4,6 +4,7 @@
 //! the GlobalClientDefaults status loop.
 
 pub mod apply;
+pub mod authors;
 pub mod config_id;
 pub mod context;
 pub mod controller;
@@ -21,7 +22,9 @@ pub mod leader;
 pub mod metrics;
 pub mod opt_ins;
 pub mod ownership;
+pub mod pods;
 pub mod reconcile;
+pub mod sync_status;
 pub mod synced;
 pub mod versions;
 pub mod workloads;

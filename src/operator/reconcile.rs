@@ -1,7 +1,6 @@
 //! One reconcile of a KafkaToolConfig: dereference (read the referenced sources, namespace
 //! labels, GlobalClientDefaults) → engine (pure) → apply (output, rollout) → status.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,6 +18,7 @@ use tracing::{Instrument, info, info_span, warn};
 use crate::engine::sources::{SourceKind, SourceRef};
 use crate::engine::{Request, evaluate};
 use crate::operator::apply;
+use crate::operator::authors;
 use crate::operator::context::{Context, EVENTS_AT_ONCE, Error, QueuedEvent, Seen, lock};
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::dereference;
@@ -26,7 +26,7 @@ use crate::operator::history;
 use crate::operator::index::ConfigId;
 use crate::operator::inputs;
 use crate::operator::versions::Cached;
-use crate::output::{CHANGE_CAUSE_ANNOTATION, Owner};
+use crate::output::Owner;
 use crate::status::{self, KafkaToolConfigStatus, Live, READY, RECONCILING, WriteFailure};
 
 /// How often a healthy config is re-checked without any trigger (drift of the output object is
@@ -431,39 +431,40 @@ async fn reconcile_inner(
 
     let now = now();
     let mut next = status::build(&ev, generation, previous.status.as_ref(), &live, &now);
-    next.inputs = Some(inputs::to_status(&seen, &ctx.hash_key_id));
+    next.inputs = Some(inputs::InputsStatus {
+        // Kept until another annotation is the cause of a revision.
+        change_cause: cached
+            .and_then(|s| s.inputs.as_ref())
+            .and_then(|i| i.change_cause.clone()),
+        ..inputs::to_status(&seen, &ctx.hash_key_id)
+    });
     if let Some(rollout) = rollout {
         next.rollout = rollout;
     } else if targets.is_empty() {
         next.rollout.clear();
     }
+    let before = previous.status.as_ref();
+    crate::operator::pods::record(&ctx.pods, namespace, &mut next, before, &now);
     if let (Some(hash), Some(rendered)) = (&live.hash, &ev.rendered)
         && previous_hash.as_deref() != Some(hash.as_str())
         && live.write_failure.is_none()
     {
-        let changed = match &previous_files {
-            Some(old) => history::changed_keys(old, &rendered.files),
-            None => history::changed_keys(&BTreeMap::new(), &rendered.files),
+        let change = history::Change {
+            config,
+            ev: &ev,
+            previous_files: previous_files.as_ref(),
+            files: &rendered.files,
+            previous: cached,
+            hash_key_id: &ctx.hash_key_id,
+            seen_before: seen_before.as_ref(),
+            seen: &seen,
+            authors: authors::Authors {
+                config: None,
+                sources: fetched.authors,
+                globals: inputs::global_authors(ctx, &seen),
+            },
         };
-        // Names only, and never a key that may be Secret content.
-        let changed: Vec<String> = changed.iter().map(|k| ev.key_label(k)).collect();
-        let annotation = config
-            .annotations()
-            .get(CHANGE_CAUSE_ANNOTATION)
-            .map(String::as_str);
-        // The previous status was rendered with another key (a rotation), or unkeyed (an
-        // operator before the keyed hash): the content may be the same, the hash is not.
-        let key_changed = cached
-            .and_then(|s| s.inputs.as_ref())
-            .is_some_and(|i| i.hash_key.as_deref() != Some(ctx.hash_key_id.as_str()));
-        let cause = history::cause(
-            annotation,
-            seen_before.as_ref(),
-            &seen,
-            previous_hash.is_none(),
-            key_changed,
-        );
-        status::record_history(&mut next, hash, &now, changed, cause);
+        history::record_revision(change, &mut next, hash, &now);
     }
 
     if previous.differs(&next) {
@@ -593,12 +594,15 @@ fn transition_events(
     wrote: Option<(&str, String, String)>,
 ) -> Vec<Event> {
     let mut events = Vec::new();
+    // A new history entry (a repair of the output's content adds none).
+    let before = previous.and_then(|p| p.history.last()).map(|e| &e.hash);
+    let revision = next.history.last().filter(|e| Some(&e.hash) != before);
     if let Some((kind, name, hash)) = wrote {
         info!(%kind, output = %name, %hash, "rendered");
         events.push(Event {
             type_: EventType::Normal,
             reason: "Rendered".into(),
-            note: Some(format!("{kind} {name} now holds {hash}")),
+            note: Some(history::event_note(kind, &name, &hash, revision)),
             action: "Render".into(),
             secondary: None,
         });

@@ -302,6 +302,7 @@ pub fn record_history(
     time: &str,
     changed_keys: Vec<String>,
     cause: String,
+    by: Option<Author>,
 ) {
     if status.history.last().is_some_and(|h| h.hash == hash) {
         return;
@@ -322,6 +323,14 @@ pub fn record_history(
         time: time.to_string(),
         changed_keys,
         cause: cut(&cause, MAX_WARNING_MESSAGE).into_owned(),
+        // Names and managers are anyone's to choose: bounded like any quoted name.
+        by: by.map(|by| Author {
+            kind: cut(&by.kind, QUOTE_BYTES).into_owned(),
+            name: cut(&by.name, QUOTE_BYTES).into_owned(),
+            manager: cut(&by.manager, QUOTE_BYTES).into_owned(),
+            operation: by.operation.map(|o| cut(&o, QUOTE_BYTES).into_owned()),
+            time: by.time.map(|t| cut(&t, QUOTE_BYTES).into_owned()),
+        }),
     });
     let excess = status.history.len().saturating_sub(HISTORY_LIMIT);
     status.history.drain(..excess);

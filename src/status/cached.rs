@@ -48,6 +48,44 @@ struct KeptEntry {
     time: Time,
     changed_keys: Box<[Word]>,
     cause: Box<str>,
+    /// Boxed: 8 bytes for the entries without one.
+    by: Option<Box<KeptAuthor>>,
+}
+
+/// An [`Author`]: kinds, managers and operations are few and recur, so they are words; object
+/// names are not (one per config), so they stay text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct KeptAuthor {
+    kind: Word,
+    name: Box<str>,
+    manager: Word,
+    operation: Option<Word>,
+    time: Option<Time>,
+}
+
+impl KeptAuthor {
+    fn of(author: &Author, words: &mut Words) -> Option<Self> {
+        Some(KeptAuthor {
+            kind: words.word(&author.kind)?,
+            name: author.name.as_str().into(),
+            manager: words.word(&author.manager)?,
+            operation: match &author.operation {
+                Some(operation) => Some(words.word(operation)?),
+                None => None,
+            },
+            time: author.time.as_deref().map(Time::new),
+        })
+    }
+
+    fn author(&self, words: &Words) -> Author {
+        Author {
+            kind: words.text(self.kind).to_string(),
+            name: self.name.to_string(),
+            manager: words.text(self.manager).to_string(),
+            operation: self.operation.map(|o| words.text(o).to_string()),
+            time: self.time.as_ref().map(Time::text),
+        }
+    }
 }
 
 /// A short word that recurs across statuses (a condition type or status, a key name), stored
@@ -235,6 +273,10 @@ impl Kept {
                         .map(|k| words.word(k))
                         .collect::<Option<_>>()?,
                     cause: h.cause.as_str().into(),
+                    by: match &h.by {
+                        Some(by) => Some(Box::new(KeptAuthor::of(by, words)?)),
+                        None => None,
+                    },
                 })
             })
             .collect::<Option<_>>()?;
@@ -379,6 +421,7 @@ impl KafkaToolConfigStatus {
                     .map(|k| words.text(*k).to_string())
                     .collect(),
                 cause: h.cause.to_string(),
+                by: h.by.as_ref().map(|by| by.author(&words)),
             })
             .collect();
         let output = self.output.as_ref().map(|o| OutputStatus {

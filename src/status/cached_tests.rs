@@ -46,6 +46,13 @@ fn full_status() -> KafkaToolConfigStatus {
             time: "2026-12-03T10:00:00Z".into(),
             changed_keys: vec!["acks".into()],
             cause: "created".into(),
+            by: Some(Author {
+                kind: "KafkaToolConfig".into(),
+                name: "orders".into(),
+                manager: "kubectl-client-side-apply".into(),
+                operation: Some("Update".into()),
+                time: Some("2026-12-03T09:59:58Z".into()),
+            }),
         }],
         rollout: Vec::new(),
         inputs: Some(InputsStatus {
@@ -60,6 +67,7 @@ fn full_status() -> KafkaToolConfigStatus {
                 name: "prod".into(),
                 generation: Some(2),
             }],
+            change_cause: Some("0123456789abcdef".into()),
         }),
         kept: None,
     }
@@ -133,6 +141,7 @@ fn next(
             now,
             vec!["linger.ms".into()],
             "spec changed".into(),
+            None,
         );
     }
     status
@@ -204,6 +213,13 @@ fn the_projection_keeps_history_and_times_exactly_even_when_unusual() {
         time: "2026-12-03T11:00:00Z".into(),
         changed_keys: vec!["acks".into(), "tool.args".into()],
         cause: "ConfigMap base changed".into(),
+        by: Some(Author {
+            kind: "ConfigMap".into(),
+            name: "base".into(),
+            manager: "argocd-controller".into(),
+            operation: None,
+            time: Some("an hour ago".into()),
+        }),
     });
     // Keyed (the current form) after unkeyed (an operator before the keyed hash): both read back.
     full.history.push(HistoryEntry {
@@ -212,6 +228,7 @@ fn the_projection_keeps_history_and_times_exactly_even_when_unusual() {
         time: "2026-12-03T12:00:00Z".into(),
         changed_keys: Vec::new(),
         cause: "the content-hash key changed".into(),
+        by: None,
     });
     full.history.push(HistoryEntry {
         revision: 4,
@@ -219,12 +236,16 @@ fn the_projection_keeps_history_and_times_exactly_even_when_unusual() {
         time: "yesterday".into(),
         changed_keys: Vec::new(),
         cause: String::new(),
+        by: None,
     });
     full.rollout.push(RolloutStatus {
         kind: "Deployment".into(),
         name: "orders-api".into(),
         hash: Some("sha256:ab".into()),
         via: Some("Annotation".into()),
+        updated: Some(1),
+        ready: Some(0),
+        total: Some(2),
     });
     full.output
         .as_mut()

@@ -100,7 +100,32 @@ pub struct HistoryEntry {
     /// Names of the keys whose values changed (never values).
     #[serde(default)]
     pub changed_keys: Vec<String>,
+    /// Why: a new `kafkaconfig.dev/change-cause` annotation (for the one revision after it was
+    /// set or changed), else what changed (`spec changed`, `ConfigMap base changed`, …).
     pub cause: String,
+    /// Who made the change that caused this revision: the field manager Kubernetes recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<Author>,
+}
+
+/// The object whose change caused a revision and the field manager that last changed it, from
+/// its `metadata.managedFields`. A manager is the name a client gives itself (`kubectl-client-
+/// side-apply`, `argocd-controller`, `helm`), not an authenticated user: the API server's audit
+/// log says who.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Author {
+    /// KafkaToolConfig (its spec), ConfigMap, Secret or GlobalClientDefaults.
+    pub kind: String,
+    pub name: String,
+    /// The field manager of the latest change of that object's content.
+    pub manager: String,
+    /// `Apply` (server-side apply) or `Update`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
+    /// When that manager last changed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -115,6 +140,16 @@ pub struct RolloutStatus {
     /// `rollout.targets`; absent for a `rollout.targets` entry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// Pods with the current template (`updatedReplicas`; a DaemonSet's
+    /// `updatedNumberScheduled`), from the workload's own status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated: Option<i32>,
+    /// Ready pods (`readyReplicas`; `numberReady`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<i32>,
+    /// Pods wanted (`spec.replicas`; `desiredNumberScheduled`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<i32>,
 }
 
 /// Status stays small: a config with thousands of unknown keys must not bloat its object.
@@ -175,6 +210,10 @@ pub struct InputsStatus {
     /// generation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub global_client_defaults: Vec<GlobalVersion>,
+    /// Digest (16 hex digits) of the last `kafkaconfig.dev/change-cause` recorded in `history`:
+    /// an annotation is the cause of one revision only, not of every later one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_cause: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

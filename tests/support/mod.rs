@@ -355,6 +355,40 @@ pub fn condition<'a>(object: &'a serde_json::Value, type_: &str) -> Option<&'a s
         .find(|c| c["type"] == type_)
 }
 
+impl Cluster {
+    /// Deletes a leader Lease in [`OPERATOR_NS`] (if any) so the next operator leads at once.
+    pub fn delete_lease(&self, name: &str) {
+        let _ = self.run(
+            &[
+                "delete",
+                "lease",
+                name,
+                "-n",
+                OPERATOR_NS,
+                "--ignore-not-found",
+            ],
+            None,
+        );
+    }
+
+    /// A PATH on which the binary is the kubectl plugin `kubectl-kafkaconfig` (a symlink in this
+    /// test's temp dir), so `kubectl kafkaconfig …` runs it.
+    pub fn plugin_path(&self) -> String {
+        let dir = self.work.path().join("plugins");
+        std::fs::create_dir_all(&dir).expect("plugin dir");
+        let plugin = dir.join("kubectl-kafkaconfig");
+        if !plugin.exists() {
+            std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kafka-config-operator"), &plugin)
+                .expect("symlink plugin");
+        }
+        format!(
+            "{}:{}",
+            dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    }
+}
+
 // ---------------------------------------------------------------- added for e2e_faults / e2e_security
 
 impl Cluster {

@@ -192,6 +192,10 @@ pub async fn roll_out(
             name: target.name.clone(),
             hash: current,
             via: target.opted_in.then(|| VIA_ANNOTATION.to_string()),
+            // Filled from the workload watch (`sync_status::record`).
+            updated: None,
+            ready: None,
+            total: None,
         });
     }
     Ok(statuses)
