@@ -39,7 +39,9 @@ pub fn record_revision(
     let empty = BTreeMap::new();
     let changed = changed_keys(change.previous_files.unwrap_or(&empty), change.files);
     // Names only, and never a key that may be Secret content.
-    let changed: Vec<String> = changed.iter().map(|k| change.ev.key_label(k)).collect();
+    let mut changed: Vec<String> = changed.iter().map(|k| change.ev.key_label(k)).collect();
+    // In the order of what is shown: the raw order would hint where a hidden key's text sorts.
+    changed.sort_unstable();
     let inputs = change.previous.and_then(|s| s.inputs.as_ref());
     let recorded = inputs.and_then(|i| i.change_cause.as_deref());
     let annotation = new_annotation(
