@@ -14,37 +14,58 @@ pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -
 }
 
 /// [`closest`] over candidates whose [`Profile`]s were computed once beforehand (a catalogue set
-/// is searched for every unknown key of every config).
+/// is searched for every unknown key of every config), sorted by [`Profile::char_count`]: only the
+/// candidates whose length is within the limit are looked at.
 pub fn closest_profiled<'a>(input: &str, candidates: &'a [(String, Profile)]) -> Option<&'a str> {
     let target = Profile::new(input);
+    let limit = target.limit();
+    let start = candidates.partition_point(|(_, p)| p.len + limit < target.len);
+    let end = candidates.partition_point(|(_, p)| p.len <= target.len + limit);
     candidates
+        .get(start..end)
+        .unwrap_or_default()
         .iter()
         .filter(|(_, profile)| target.may_be_close(profile))
         .map(|(c, _)| (strsim::levenshtein(input, c), c.as_str()))
-        .filter(|(distance, _)| *distance <= target.limit())
+        .filter(|(distance, _)| *distance <= limit)
         .min()
         .map(|(_, c)| c)
 }
 
 /// What the cheap lower bounds of the distance need to know about a text: its length in chars
-/// and how often each char occurs, folded into 64 buckets and capped at 255 (folding and capping
-/// only weaken the bound). Byte counts keep the comparison to a few vector instructions.
+/// and how often each char and each pair of adjacent chars occurs, folded into 64 buckets and
+/// capped at 255 (folding and capping only weaken the bounds). Byte counts keep the comparison
+/// to a few vector instructions.
 #[derive(Debug, Clone)]
 pub struct Profile {
     len: usize,
     counts: [u8; 64],
+    pairs: [u8; 64],
 }
 
 impl Profile {
     pub fn new(text: &str) -> Self {
         let mut len = 0;
         let mut counts = [0u8; 64];
+        let mut pairs = [0u8; 64];
+        let mut previous: Option<char> = None;
         for c in text.chars() {
             len += 1;
             let bucket = &mut counts[c as usize % 64];
             *bucket = bucket.saturating_add(1);
+            if let Some(p) = previous {
+                let bucket =
+                    &mut pairs[(p as usize).wrapping_mul(31).wrapping_add(c as usize) % 64];
+                *bucket = bucket.saturating_add(1);
+            }
+            previous = Some(c);
         }
-        Self { len, counts }
+        Self { len, counts, pairs }
+    }
+
+    /// The length in chars, by which [`closest_profiled`] wants its candidates sorted.
+    pub fn char_count(&self) -> usize {
+        self.len
     }
 
     /// The most edits a suggestion for this input may be away.
@@ -52,24 +73,27 @@ impl Profile {
         (self.len / 4).clamp(2, 6)
     }
 
-    /// Two lower bounds of the distance rule out most of a catalogue before the full table (the
+    /// Three lower bounds of the distance rule out most of a catalogue before the full table (the
     /// validation of a config with many custom keys asks for up to 20 suggestions): the difference
-    /// in length, and half the difference in character counts, since an edit changes at most two
-    /// counts by one.
+    /// in length; half the difference in character counts, since an edit changes at most two
+    /// counts by one; a quarter of the difference in pair counts, since an edit removes at most
+    /// two pairs and adds at most two (the q-gram lemma for q = 2). The pairs rule out the
+    /// unrelated keys of equal length and letters that the counts let through.
     fn may_be_close(&self, candidate: &Profile) -> bool {
-        let limit = self.limit();
-        candidate.len.abs_diff(self.len) <= limit
-            && self
-                .counts
-                .iter()
-                .zip(&candidate.counts)
-                // Summed as u32: the form the compiler turns into a few sum-of-differences
-                // instructions (summed as usize it is seven times slower).
-                .map(|(x, y)| u32::from(x.abs_diff(*y)))
-                .sum::<u32>()
-                .div_ceil(2)
-                <= limit as u32
+        let limit = self.limit() as u32;
+        candidate.len.abs_diff(self.len) <= self.limit()
+            && difference(&self.counts, &candidate.counts).div_ceil(2) <= limit
+            && difference(&self.pairs, &candidate.pairs).div_ceil(4) <= limit
     }
+}
+
+/// The summed differences of two count tables. Summed as u32: the form the compiler turns into a
+/// few sum-of-differences instructions (summed as usize it is seven times slower).
+fn difference(a: &[u8; 64], b: &[u8; 64]) -> u32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| u32::from(x.abs_diff(*y)))
+        .sum()
 }
 
 #[cfg(test)]
@@ -101,8 +125,9 @@ mod tests {
                 .min()
                 .map(|(_, c)| c);
             proptest::prop_assert_eq!(closest(&input, candidates.iter().map(String::as_str)), brute);
-            let profiled: Vec<(String, super::Profile)> =
+            let mut profiled: Vec<(String, super::Profile)> =
                 candidates.iter().map(|c| (c.clone(), super::Profile::new(c))).collect();
+            profiled.sort_by_key(|(_, p)| p.char_count());
             proptest::prop_assert_eq!(super::closest_profiled(&input, &profiled), brute);
         }
     }

@@ -160,10 +160,13 @@ impl ConfigSet {
     /// The key an unknown key was most likely meant to be.
     pub fn closest_key(&self, unknown: &str) -> Option<&str> {
         let profiled = self.suggestions.get_or_init(|| {
-            self.keys
+            let mut profiled: Vec<_> = self
+                .keys
                 .keys()
                 .map(|key| (key.clone(), suggest::Profile::new(key)))
-                .collect()
+                .collect();
+            profiled.sort_by_key(|(_, profile)| profile.char_count());
+            profiled
         });
         suggest::closest_profiled(unknown, profiled)
     }
