@@ -188,7 +188,10 @@ fn pods_of(
 }
 
 pub fn deployment(d: &Deployment) -> Option<Pods> {
-    let s = d.status.clone().unwrap_or_default();
+    // Borrowed: this runs on every watch event of every workload; a clone of the status did not
+    // need to happen.
+    let default = Default::default();
+    let s = d.status.as_ref().unwrap_or(&default);
     let spec = d.spec.as_ref()?;
     pods_of(
         Some(&spec.template),
@@ -204,7 +207,8 @@ pub fn deployment(d: &Deployment) -> Option<Pods> {
 }
 
 pub fn stateful_set(d: &StatefulSet) -> Option<Pods> {
-    let s = d.status.clone().unwrap_or_default();
+    let default = Default::default();
+    let s = d.status.as_ref().unwrap_or(&default);
     let spec = d.spec.as_ref()?;
     pods_of(
         Some(&spec.template),
@@ -220,7 +224,8 @@ pub fn stateful_set(d: &StatefulSet) -> Option<Pods> {
 }
 
 pub fn daemon_set(d: &DaemonSet) -> Option<Pods> {
-    let s = d.status.clone().unwrap_or_default();
+    let default = Default::default();
+    let s = d.status.as_ref().unwrap_or(&default);
     pods_of(
         d.spec.as_ref().map(|s| &s.template),
         d.metadata.generation,
