@@ -108,6 +108,25 @@ fn strip_keeping_author<K: Resource>(object: &mut K) {
     object.meta_mut().managed_fields = kept;
 }
 
+/// [`strip`] for a KafkaToolConfig: its spec's author is kept only while a reconcile may still
+/// record it. History names the config's author for a first render, for a new generation and
+/// when the previous inputs are unknown (`authors::of_change`); once the status records a render
+/// of the current generation with its inputs, it never will. About 250 bytes per config in
+/// steady state: `rss_10k_mib` (≤ 64 MiB) measured 67.1 MiB with the entry kept (da2500f).
+fn strip_config(config: &mut KafkaToolConfig) {
+    let recorded = config.status.as_ref().is_some_and(|s| {
+        s.config_hash.is_some()
+            && s.inputs.is_some()
+            && s.observed_generation.is_some()
+            && s.observed_generation == config.metadata.generation
+    });
+    if recorded {
+        strip(config);
+    } else {
+        strip_keeping_author(config);
+    }
+}
+
 /// Memory: a cached KafkaToolConfig keeps only the part of its status the fast paths read and
 /// what the next status is built from ([`KafkaToolConfigStatus::cached`]).
 fn compact_status(config: &mut KafkaToolConfig) {
@@ -652,7 +671,7 @@ fn controller(
             event
         }
     })
-    .modify(strip_keeping_author)
+    .modify(strip_config)
     .modify(compact_status)
     .reflect(writer)
     // After the cache has the event: a status write is forgotten only once the cache holds it,
@@ -1042,6 +1061,47 @@ mod tests {
             assert_eq!(c["observedGeneration"], 7);
             assert_eq!(c["lastTransitionTime"], "2026-12-02T00:00:00Z");
         }
+    }
+
+    #[test]
+    fn a_config_keeps_its_spec_author_only_until_its_status_records_the_generation() {
+        let with = |generation: i64, status: serde_json::Value| -> KafkaToolConfig {
+            let mut config: KafkaToolConfig = serde_json::from_value(serde_json::json!({
+                "apiVersion": "kafkaconfig.dev/v1alpha1",
+                "kind": "KafkaToolConfig",
+                "metadata": {"name": "c", "namespace": "ns", "generation": generation,
+                    "managedFields": [{"manager": "argocd-controller", "operation": "Apply",
+                        "time": "2026-12-06T00:00:00Z", "fieldsType": "FieldsV1",
+                        "fieldsV1": {"f:spec": {}}}]},
+                "spec": {"tool": "kafka-topics"},
+                "status": status,
+            }))
+            .expect("a config");
+            strip_config(&mut config);
+            config
+        };
+        let manager = |config: &KafkaToolConfig| {
+            authors::author("KafkaToolConfig", &config.metadata, authors::SPEC).map(|a| a.manager)
+        };
+        let recorded = serde_json::json!({"observedGeneration": 2, "configHash": "sha256:00",
+            "inputs": {"operator": "0"}});
+        // The status records generation 2's render: history will not ask for the spec's author.
+        assert_eq!(manager(&with(2, recorded.clone())), None);
+        // A new generation, a first render, a status without inputs: history names it.
+        assert_eq!(
+            manager(&with(3, recorded)).as_deref(),
+            Some("argocd-controller")
+        );
+        let unrendered = serde_json::json!({"observedGeneration": 2, "inputs": {"operator": "0"}});
+        assert_eq!(
+            manager(&with(2, unrendered)).as_deref(),
+            Some("argocd-controller")
+        );
+        let no_inputs = serde_json::json!({"observedGeneration": 2, "configHash": "sha256:00"});
+        assert_eq!(
+            manager(&with(2, no_inputs)).as_deref(),
+            Some("argocd-controller")
+        );
     }
 
     fn guard(spec: serde_json::Value) -> DeserializeGuard<KafkaToolConfig> {
