@@ -101,4 +101,14 @@ mod tests {
             "crds/ is stale: run `cargo run -- crds > crds/kafkaconfig.dev_crds.yaml`"
         );
     }
+
+    #[test]
+    fn a_cached_config_fits_the_allocator_size_class_it_was_measured_in() {
+        // The watch cache holds each KafkaToolConfig in an `Arc` (two counters, 16 bytes): up
+        // to 1,024 bytes it takes jemalloc's 1,024-byte class, above it the 1,280-byte one,
+        // 2.5 MiB more at N = 10,000 (`rss_10k_mib`). Box a field that is often empty when
+        // this fails.
+        let size = std::mem::size_of::<KafkaToolConfig>();
+        assert!(size + 16 <= 1024, "KafkaToolConfig is {size} bytes");
+    }
 }

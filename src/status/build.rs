@@ -222,7 +222,7 @@ pub fn build(
     status.conditions = conditions;
     status.config_hash = live.hash.clone();
     if let Some(rendered) = &ev.rendered {
-        status.output = Some(OutputStatus {
+        status.output = Some(Box::new(OutputStatus {
             kind: rendered.kind_str().to_string(),
             name: rendered.name.clone(),
             keys: rendered.files.keys().cloned().collect(),
@@ -234,7 +234,7 @@ pub fn build(
                     mount_path: m.mount_path.clone(),
                 })
                 .collect(),
-        });
+        }));
     } else if let Some(prev) = previous {
         status.output = prev.output.clone();
     }

@@ -373,9 +373,11 @@ impl KafkaToolConfigStatus {
             observed_generation: self.observed_generation,
             conditions: Vec::new(),
             config_hash: self.config_hash,
-            output: self.output.map(|o| OutputStatus {
-                keys: Vec::new(),
-                ..o
+            output: self.output.map(|o| {
+                Box::new(OutputStatus {
+                    keys: Vec::new(),
+                    ..*o
+                })
             }),
             rollout: self.rollout,
             inputs: self.inputs,
@@ -424,13 +426,15 @@ impl KafkaToolConfigStatus {
                 by: h.by.as_ref().map(|by| by.author(&words)),
             })
             .collect();
-        let output = self.output.as_ref().map(|o| OutputStatus {
-            keys: kept
-                .output_keys
-                .iter()
-                .map(|k| words.text(*k).to_string())
-                .collect(),
-            ..o.clone()
+        let output = self.output.as_ref().map(|o| {
+            Box::new(OutputStatus {
+                keys: kept
+                    .output_keys
+                    .iter()
+                    .map(|k| words.text(*k).to_string())
+                    .collect(),
+                ..(**o).clone()
+            })
         });
         Some(Self {
             conditions,

@@ -22,12 +22,12 @@ fn full_status() -> KafkaToolConfigStatus {
             condition("Valid", "True", "Valid"),
         ],
         config_hash: Some("sha256:ab".into()),
-        output: Some(OutputStatus {
+        output: Some(Box::new(OutputStatus {
             kind: "ConfigMap".into(),
             name: "orders-kafka".into(),
             keys: vec!["producer.properties".into(), "tool.args".into()],
             secret_mounts: Vec::new(),
-        }),
+        })),
         warnings: vec![StatusWarning {
             key: "lingr.ms".into(),
             role: None,

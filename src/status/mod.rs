@@ -172,8 +172,10 @@ pub struct KafkaToolConfigStatus {
     /// Hash of the content that is live in the output object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_hash: Option<String>,
+    // Boxed: inline it made a cached KafkaToolConfig 1,056 bytes, one allocator size class
+    // (1,280 bytes) above what it is now (1,024): 2.5 MiB at N = 10,000 (`rss_10k_mib`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output: Option<OutputStatus>,
+    pub output: Option<Box<OutputStatus>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<StatusWarning>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
