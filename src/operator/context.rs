@@ -24,88 +24,7 @@ use crate::operator::versions::ObjectVersions;
 use crate::output::MANAGER;
 use crate::status::KafkaToolConfigStatus;
 
-/// Why a reconcile failed. Everything here is transient (the API server, the network, a race):
-/// an invalid spec is not an error, it is a status.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("Kubernetes API: {0}")]
-    Kube(#[from] kube::Error),
-    /// The API server refused the output write; the status already says so (`OutputWriteFailed`).
-    #[error("the API server refused the output: {0}")]
-    OutputRefused(#[source] kube::Error),
-    #[error("the object has no {0}")]
-    MissingField(&'static str),
-    #[error("cannot serialize: {0}")]
-    Serialize(#[from] serde_json::Error),
-    /// A source the API server should never have stored (a ConfigMap key in both `data` and
-    /// `binaryData`): refused as the offline reader refuses it.
-    #[error("{kind} {namespace}/{name}: {source}")]
-    InvalidSource {
-        kind: &'static str,
-        namespace: String,
-        name: String,
-        #[source]
-        source: crate::output::DataError,
-    },
-    /// A rollout target is still replacing pods: which old outputs they mount is not known yet.
-    #[error("{0} is still rolling out")]
-    RolloutInProgress(String),
-    /// A rollout target's controller has not observed its latest spec yet (milliseconds,
-    /// usually): which ReplicaSets will run which template is not known yet.
-    #[error("the controller of {0} has not observed its latest spec")]
-    NotObserved(String),
-}
-
-impl Error {
-    /// A short, bounded label for `reconcile_errors_total{reason}`.
-    pub fn metric_label(&self) -> &'static str {
-        match self {
-            Error::Kube(error) | Error::OutputRefused(error) => match error {
-                kube::Error::Api(status) if status.is_conflict() => "Conflict",
-                kube::Error::Api(status) if status.is_already_exists() => "AlreadyExists",
-                kube::Error::Api(status) if status.is_forbidden() => "Forbidden",
-                kube::Error::Api(status) if status.is_not_found() => "NotFound",
-                kube::Error::Api(status) if status.is_invalid() => "Invalid",
-                kube::Error::Api(_) => "ApiError",
-                _ => "Transport",
-            },
-            Error::MissingField(_) => "MissingField",
-            Error::Serialize(_) => "Serialize",
-            Error::RolloutInProgress(_) => "RolloutInProgress",
-            Error::NotObserved(_) => "NotObserved",
-            Error::InvalidSource { .. } => "InvalidSource",
-        }
-    }
-
-    /// The longest wait before the next attempt after this error. The API server not answering
-    /// (no connection, a timeout, 429, a 5xx: etcd down, say) ends when the outage does, and the
-    /// retry should follow soon after; a watch that resumes after such an outage does not relist,
-    /// so nothing else reschedules these configs (docs/RELIABILITY.md). Every other error keeps
-    /// the long cap.
-    pub fn backoff_cap(&self) -> Duration {
-        let unavailable = match self {
-            Error::Kube(kube::Error::Api(status))
-            | Error::OutputRefused(kube::Error::Api(status)) => {
-                status.code == 429 || status.code >= 500
-            }
-            Error::Kube(
-                kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_),
-            ) => true,
-            _ => false,
-        };
-        if unavailable {
-            UNAVAILABLE_BACKOFF_CAP
-        } else {
-            BACKOFF_CAP
-        }
-    }
-}
-
-/// The backoff cap of errors other than the API server's unavailability.
-pub const BACKOFF_CAP: Duration = Duration::from_secs(300);
-/// The backoff cap while the API server does not answer. Reconciles run in bounded slots, so
-/// even every config of a large cluster failing at this pace keeps the request rate bounded.
-pub const UNAVAILABLE_BACKOFF_CAP: Duration = Duration::from_secs(30);
+pub use crate::operator::error::{BACKOFF_CAP, Error, UNAVAILABLE_BACKOFF_CAP};
 
 /// What an evaluation read, to name the cause of a content change in history ("ConfigMap
 /// base-client changed"); kept in `status.inputs` (see `inputs.rs`).
@@ -164,7 +83,7 @@ pub struct Context {
     /// Each config's last status write (the resourceVersion it returned and the cache's projection
     /// of what was written), until the watch has brought that write into the cache: a reconcile
     /// that starts before then builds on it instead of the cache's older status (see
-    /// `reconcile::previous_status`).
+    /// `reconcile::report::previous_status`).
     pub status_writes: Mutex<HashMap<ConfigId, (String, Arc<KafkaToolConfigStatus>)>>,
     /// The installation's content-hash key (`hash_key.rs`) and its public id, recorded in
     /// `status.inputs.hashKey` so that a new key re-renders configs the caches call unchanged.
@@ -476,42 +395,6 @@ mod tests {
             backoff_for(30, mid, UNAVAILABLE_BACKOFF_CAP),
             Duration::from_secs(30)
         );
-    }
-
-    fn api_error(code: u16, reason: &str) -> Error {
-        Error::Kube(kube::Error::Api(Box::new(
-            kube::core::Status::failure("from the test", reason).with_code(code),
-        )))
-    }
-
-    #[test]
-    fn only_the_api_servers_unavailability_gets_the_short_backoff_cap() {
-        for unavailable in [
-            api_error(500, "InternalError"),
-            api_error(503, "ServiceUnavailable"),
-            api_error(504, "Timeout"),
-            api_error(429, "TooManyRequests"),
-            Error::Kube(kube::Error::ReadEvents(std::io::Error::other(
-                "connection reset",
-            ))),
-            Error::Kube(kube::Error::Service("connection refused".into())),
-        ] {
-            assert_eq!(
-                unavailable.backoff_cap(),
-                UNAVAILABLE_BACKOFF_CAP,
-                "{unavailable}"
-            );
-        }
-        for refused in [
-            api_error(403, "Forbidden"),
-            api_error(409, "Conflict"),
-            api_error(422, "Invalid"),
-            api_error(404, "NotFound"),
-            Error::MissingField("metadata.name"),
-            Error::RolloutInProgress("deployment/web".into()),
-        ] {
-            assert_eq!(refused.backoff_cap(), BACKOFF_CAP, "{refused}");
-        }
     }
 
     #[test]
