@@ -3,7 +3,6 @@
 //! leadership flag that gates every write.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -11,6 +10,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
+use tokio::sync::watch;
 
 use crate::engine::globals::GlobalDefaults;
 use crate::engine::render::HashKey;
@@ -46,16 +46,28 @@ pub struct ScopeVersions {
     pub secrets: Arc<ObjectVersions>,
 }
 
-pub struct Context {
-    pub client: Client,
-    pub metrics: Arc<Metrics>,
-    pub recorder: EventPublisher,
+/// The caches a reconcile reads, as `controller::run` builds them.
+pub struct Caches {
     pub namespaces: Store<PartialObjectMeta<Namespace>>,
     pub globals: Store<GlobalClientDefaults>,
     /// One store per watched scope (all namespaces, or each `--watch-namespace`).
     pub configs: Vec<Store<KafkaToolConfig>>,
     /// resourceVersions of the ConfigMaps and Secrets of each scope (see `versions.rs`).
     pub versions: Vec<ScopeVersions>,
+    /// Set once the namespace, GlobalClientDefaults, version and workload caches have their
+    /// first list. Reconciles wait for it: rendering before the namespaces and GlobalClientDefaults
+    /// are full would change content, "unchanged" and "absent" need full version caches, and a
+    /// rollout needs the workloads that opted in.
+    pub synced: Synced,
+    /// One flag per workload status watch (`sync_status.rs`); moved to [`Context::pods`].
+    pub pods_synced: Vec<Synced>,
+}
+
+pub struct Context {
+    pub client: Client,
+    pub metrics: Arc<Metrics>,
+    pub recorder: EventPublisher,
+    pub caches: Caches,
     pub index: Mutex<ReverseIndex>,
     pub failures: Mutex<HashMap<ConfigId, u32>>,
     /// KafkaToolConfigs that do not decode, with the generation whose status says so (our own
@@ -63,13 +75,9 @@ pub struct Context {
     pub invalid_reported: Mutex<HashMap<ConfigId, Option<i64>>>,
     /// Workloads by the configs their `kafkaconfig.dev/config` annotation names (`workloads.rs`).
     pub opt_ins: Mutex<crate::operator::opt_ins::OptIns>,
-    /// One flag per workload watch; reconciles wait for all of them (none in unit tests).
-    pub workloads_synced: Vec<Synced>,
-    /// Only the leader writes; everyone else keeps warm caches.
-    pub leader: Arc<AtomicBool>,
-    /// The namespace and GlobalClientDefaults caches: rendering before they are full would change content.
-    pub namespaces_synced: Synced,
-    pub globals_synced: Synced,
+    /// Only the leader writes; everyone else keeps warm caches. Set by the campaign
+    /// (`controller::run`).
+    pub leader: watch::Receiver<bool>,
     /// Wakes the GlobalClientDefaults status loop after a reconcile: selection counts change
     /// when configs do, and a 5 s poll alone would leave them stale for a while.
     pub globals_status_wake: tokio::sync::Notify,
@@ -117,52 +125,47 @@ pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Context {
-    // Each is something no reconcile can work without; a builder would only hide that.
-    #[allow(clippy::too_many_arguments)]
+    /// Everything a reconcile shares, complete: nothing is set after this. `event_queue`: where
+    /// reconciles hand their Events (none: each publishes its own).
     pub fn new(
         client: Client,
         metrics: Arc<Metrics>,
-        namespaces: Store<PartialObjectMeta<Namespace>>,
-        globals: Store<GlobalClientDefaults>,
-        configs: Vec<Store<KafkaToolConfig>>,
-        leader: Arc<AtomicBool>,
+        mut caches: Caches,
+        leader: watch::Receiver<bool>,
         instance: Option<String>,
         hash_key: HashKey,
+        event_queue: Option<tokio::sync::mpsc::Sender<QueuedEvent>>,
     ) -> Self {
         let recorder = EventPublisher::new(client.clone(), MANAGER, instance);
+        let pods = crate::operator::pods::Workloads::new(std::mem::take(&mut caches.pods_synced));
         Context {
             client,
             metrics,
             recorder,
-            namespaces,
-            globals,
-            configs,
-            versions: Vec::new(),
+            caches,
             index: Mutex::default(),
             failures: Mutex::default(),
             invalid_reported: Mutex::default(),
             opt_ins: Mutex::default(),
-            workloads_synced: Vec::new(),
             leader,
-            namespaces_synced: Synced::default(),
-            globals_synced: Synced::default(),
             globals_status_wake: tokio::sync::Notify::new(),
             reconcile_slots: tokio::sync::Semaphore::new(RECONCILE_SLOTS),
             status_writes: Mutex::default(),
             hash_key_id: hash_key.id(),
             hash_key,
-            event_queue: None,
-            pods: Default::default(),
+            event_queue,
+            pods,
         }
     }
 
     pub fn is_leader(&self) -> bool {
-        self.leader.load(Ordering::SeqCst)
+        *self.leader.borrow()
     }
 
     /// Labels of a namespace from the cache (empty when unknown).
     pub fn namespace_labels(&self, namespace: &str) -> BTreeMap<String, String> {
-        self.namespaces
+        self.caches
+            .namespaces
             .get(&ObjectRef::new(namespace))
             .and_then(|ns| ns.metadata.labels.clone())
             .unwrap_or_default()
@@ -170,7 +173,8 @@ impl Context {
 
     /// Every GlobalClientDefaults in the cache, as the engine wants them.
     pub fn global_defaults(&self) -> Vec<GlobalDefaults> {
-        self.globals
+        self.caches
+            .globals
             .state()
             .iter()
             .filter_map(|g| {
@@ -185,6 +189,7 @@ impl Context {
     /// The version cache of `kind` that covers `namespace`.
     pub fn versions(&self, kind: SourceKind, namespace: &str) -> Option<&ObjectVersions> {
         let scope = self
+            .caches
             .versions
             .iter()
             .find(|v| v.scope.as_deref().is_none_or(|s| s == namespace))?;
@@ -197,12 +202,15 @@ impl Context {
     /// The cache's current version of a config (`None`: no longer cached, i.e. deleted).
     pub fn latest_config(&self, config: &KafkaToolConfig) -> Option<Arc<KafkaToolConfig>> {
         let reference = ObjectRef::from_obj(config);
-        self.configs.iter().find_map(|store| store.get(&reference))
+        self.caches
+            .configs
+            .iter()
+            .find_map(|store| store.get(&reference))
     }
 
     /// Every cached KafkaToolConfig of every scope.
     pub fn all_configs(&self) -> Vec<Arc<KafkaToolConfig>> {
-        self.configs.iter().flat_map(Store::state).collect()
+        self.caches.configs.iter().flat_map(Store::state).collect()
     }
 
     /// Exponential backoff with jitter for the n-th consecutive failure: 1 s, 2 s, 4 s, … up to
@@ -283,7 +291,8 @@ impl Context {
         let mut writes = lock(&self.status_writes);
         writes.retain(|id, (written, _)| {
             let reference = id.object_ref();
-            self.configs
+            self.caches
+                .configs
                 .iter()
                 .find_map(|store| store.get(&reference))
                 .is_some_and(|cached| {
@@ -309,7 +318,8 @@ impl Context {
     pub fn forget_gone_configs(&self) {
         let cached = |id: &ConfigId| {
             let reference = id.object_ref();
-            self.configs
+            self.caches
+                .configs
                 .iter()
                 .any(|store| store.get(&reference).is_some())
         };

@@ -108,18 +108,12 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
-    use std::sync::atomic::AtomicBool;
     use std::time::Duration;
 
-    use k8s_openapi::api::core::v1::Namespace;
-    use kube::core::PartialObjectMeta;
     use kube::runtime::reflector::{self, ObjectRef, Store};
 
     use crate::engine::sources::SourceKind;
     use crate::operator::context::{BACKOFF_CAP, lock};
-    use crate::operator::crd::GlobalClientDefaults;
-    use crate::operator::metrics::Metrics;
 
     #[test]
     fn a_config_keeps_its_spec_author_only_until_its_status_records_the_generation() {
@@ -176,16 +170,7 @@ mod tests {
     fn context(configs: Store<KafkaToolConfig>) -> Context {
         let uri = "http://127.0.0.1:1".parse().expect("a valid URI");
         let client = Client::try_from(kube::Config::new(uri)).expect("a client");
-        Context::new(
-            client,
-            Arc::new(Metrics::new()),
-            reflector::store::<PartialObjectMeta<Namespace>>().0,
-            reflector::store::<GlobalClientDefaults>().0,
-            vec![configs],
-            Arc::new(AtomicBool::new(true)),
-            None,
-            crate::operator::fixtures::test_hash_key(),
-        )
+        crate::operator::fixtures::test_context(client, vec![configs], Vec::new())
     }
 
     #[tokio::test]

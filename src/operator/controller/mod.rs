@@ -37,6 +37,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, watcher};
 use kube::{Client, ResourceExt};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::watch;
 use tracing::{debug, warn};
 
 use crate::engine::sources::SourceKind;
@@ -72,6 +73,19 @@ fn receiver_stream<T: Send + 'static>(
     })
 }
 
+/// One item each time this replica becomes the leader (not for the value it starts with: without
+/// leader election it leads from the start, and the first list reconciles everything anyway).
+fn became_leader(leader: watch::Receiver<bool>) -> impl Stream<Item = ()> + Send + 'static {
+    futures::stream::unfold(leader, |mut leader| async move {
+        loop {
+            leader.changed().await.ok()?;
+            if *leader.borrow_and_update() {
+                return Some(((), leader));
+            }
+        }
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn controller(
     client: &Client,
@@ -82,7 +96,7 @@ fn controller(
     ctx: &Arc<Context>,
     versions: &ScopeVersions,
     triggers: UnboundedReceiver<ObjectRef<KafkaToolConfig>>,
-    reconcile_all: UnboundedReceiver<()>,
+    leader: watch::Receiver<bool>,
 ) -> BoxFuture<'static, ()> {
     let report_ctx = ctx.clone();
     let generations = Arc::new(std::sync::Mutex::new(Generations::default()));
@@ -239,7 +253,7 @@ fn controller(
         })
         .reconcile_on(receiver_stream(owned_rx))
         .reconcile_on(receiver_stream(triggers))
-        .reconcile_all_on(receiver_stream(reconcile_all))
+        .reconcile_all_on(became_leader(leader))
         .run(reconcile, error_policy, ctx.clone())
         .for_each(|result| async move {
             match result {

@@ -4,8 +4,7 @@
 use std::collections::HashMap;
 use std::pin::pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
@@ -17,10 +16,11 @@ use kube::runtime::watcher::{self, watcher};
 use kube::runtime::{WatchStreamExt, predicates};
 use kube::{Client, ResourceExt};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+use tokio::sync::watch;
 use tracing::{debug, error, info, warn};
 
 use super::caches::{mark_on_init_done, strip, strip_keeping_author};
-use crate::operator::context::{Context, ScopeVersions};
+use crate::operator::context::{Caches, Context, ScopeVersions};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 use crate::operator::globals;
 use crate::operator::hash_key::{self, KeySecret};
@@ -102,14 +102,15 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     .map_err(|e| OperatorError::HashKey(Box::new(e)))?;
     let identity = identity(&options);
     let metrics = Arc::new(Metrics::new());
-    let ready = Arc::new(AtomicBool::new(false));
+    let ready = Synced::default();
     let address = options.metrics_address;
     health::serve(address, metrics.clone(), ready.clone())
         .await
         .map_err(|source| OperatorError::Bind { address, source })?;
     info!(%address, %identity, scopes = ?options.watch_namespaces, "starting");
 
-    let leader = Arc::new(AtomicBool::new(!options.leader_election));
+    // Only the campaign changes it (and the shutdown below); reconciles and controllers read it.
+    let leader = watch::Sender::new(!options.leader_election);
     metrics.leader(!options.leader_election);
 
     let namespaces_synced = Synced::default();
@@ -145,22 +146,9 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
         reflector::store::Writer<KafkaToolConfig>,
     )> = scopes.iter().map(|_| reflector::store()).collect();
     let readers: Vec<Store<KafkaToolConfig>> = stores.iter().map(|(r, _)| r.clone()).collect();
-    let mut context = Context::new(
-        client.clone(),
-        metrics.clone(),
-        ns_reader,
-        gcd_reader,
-        readers,
-        leader.clone(),
-        Some(identity.clone()),
-        hash_key,
-    );
-    context.namespaces_synced = namespaces_synced;
-    context.globals_synced = globals_synced;
     // One flag per kind per scope for the workload status watches (`sync_status.rs`).
     let pod_flags: Vec<[Synced; 3]> = scopes.iter().map(|_| Default::default()).collect();
-    context.pods.synced = pod_flags.iter().flatten().cloned().collect();
-    context.versions = scopes
+    let versions: Vec<ScopeVersions> = scopes
         .iter()
         .map(|scope| ScopeVersions {
             scope: scope.clone(),
@@ -173,30 +161,54 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
         .iter()
         .map(|_| kinds.iter().map(|k| (*k, Synced::default())).collect())
         .collect();
-    context.workloads_synced = workload_flags
-        .iter()
-        .flatten()
-        .map(|(_, flag)| flag.clone())
-        .collect();
-    let (event_queue, events) = tokio::sync::mpsc::channel(crate::operator::context::EVENT_QUEUE);
-    context.event_queue = Some(event_queue);
-    let ctx = Arc::new(context);
-    tokio::spawn(reconcile::deliver_events(ctx.clone(), events));
+    // What reconciles wait for: every cache they read has its first list.
+    let inputs_synced = Synced::all(
+        [namespaces_synced, globals_synced]
+            .into_iter()
+            .chain(
+                workload_flags
+                    .iter()
+                    .flatten()
+                    .map(|(_, flag)| flag.clone()),
+            )
+            .chain(
+                versions
+                    .iter()
+                    .flat_map(|v| [v.config_maps.synced.clone(), v.secrets.synced.clone()]),
+            )
+            .collect(),
+    );
     let config_synced: Vec<Synced> = stores.iter().map(|_| Synced::default()).collect();
+    let (event_queue, events) = tokio::sync::mpsc::channel(crate::operator::context::EVENT_QUEUE);
+    let caches = Caches {
+        namespaces: ns_reader,
+        globals: gcd_reader,
+        configs: readers,
+        versions,
+        synced: inputs_synced.clone(),
+        pods_synced: pod_flags.iter().flatten().cloned().collect(),
+    };
+    let ctx = Arc::new(Context::new(
+        client.clone(),
+        metrics.clone(),
+        caches,
+        leader.subscribe(),
+        Some(identity.clone()),
+        hash_key,
+        Some(event_queue),
+    ));
+    tokio::spawn(reconcile::deliver_events(ctx.clone(), events));
 
     let mut routes = Vec::new();
-    let mut reconcile_all = Vec::new();
     let mut controllers: Vec<BoxFuture<'static, ()>> = Vec::new();
     for (((scope, (reader, writer)), synced), versions) in scopes
         .into_iter()
         .zip(stores)
         .zip(config_synced.iter().cloned())
-        .zip(ctx.versions.iter())
+        .zip(ctx.caches.versions.iter())
     {
         let (tx, rx) = unbounded_channel();
         routes.push((scope.clone(), tx));
-        let (all_tx, all_rx) = unbounded_channel::<()>();
-        reconcile_all.push(all_tx);
         controllers.push(super::controller(
             &client,
             scope.as_deref(),
@@ -206,7 +218,7 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
             &ctx,
             versions,
             rx,
-            all_rx,
+            leader.subscribe(),
         ));
     }
     let routes = Arc::new(Routes { routes });
@@ -298,21 +310,14 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     // Ready once every cache has its first full list.
     tokio::spawn({
         let ready = ready.clone();
-        let flags: Vec<Synced> = [ctx.namespaces_synced.clone(), ctx.globals_synced.clone()]
-            .into_iter()
-            .chain(config_synced.iter().cloned())
-            .chain(ctx.workloads_synced.iter().cloned())
-            .chain(
-                ctx.versions
-                    .iter()
-                    .flat_map(|v| [v.config_maps.synced.clone(), v.secrets.synced.clone()]),
-            )
+        let flags: Vec<Synced> = std::iter::once(inputs_synced)
+            .chain(config_synced)
             .collect();
         async move {
             for flag in flags {
                 flag.wait().await;
             }
-            ready.store(true, Ordering::SeqCst);
+            ready.mark();
             info!("caches synced; ready");
         }
     });
@@ -334,7 +339,6 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
             leader.clone(),
             metrics.clone(),
             ready.clone(),
-            reconcile_all,
         )
         .boxed(),
         None => futures::future::pending().boxed(),
@@ -348,7 +352,7 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
             Ok(())
         }
     };
-    leader.store(false, Ordering::SeqCst);
+    leader.send_replace(false);
     if let (Some(lease), Ok(())) = (&lease, &result) {
         lease.release().await;
     }
@@ -358,18 +362,15 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
 /// Campaigns for the Lease until leadership is lost (then returns the reason).
 async fn campaign(
     lease: Arc<LeaseLock>,
-    leader: Arc<AtomicBool>,
+    leader: watch::Sender<bool>,
     metrics: Arc<Metrics>,
-    ready: Arc<AtomicBool>,
-    reconcile_all: Vec<UnboundedSender<()>>,
+    ready: Synced,
 ) -> OperatorError {
     // Campaign only with warm caches, so the first reconcile-all sees every object.
-    while !ready.load(Ordering::SeqCst) {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    ready.wait().await;
     let mut last_renewal: Option<Instant> = None;
     loop {
-        let is_leader = leader.load(Ordering::SeqCst);
+        let is_leader = *leader.borrow();
         // A Lease request that hangs (etcd down, a partition) must not keep a leader past its
         // renew deadline: the Lease may expire and a standby take over meanwhile. The attempt
         // gets what is left of the deadline (a standby the whole deadline), and a renewal counts
@@ -386,17 +387,15 @@ async fn campaign(
             Ok(Attempt::Held) => {
                 last_renewal = Some(started);
                 if !is_leader {
-                    leader.store(true, Ordering::SeqCst);
                     metrics.leader(true);
                     info!(identity = %lease.identity(), "became the leader; reconciling everything");
-                    for tx in &reconcile_all {
-                        let _ = tx.send(());
-                    }
+                    // Each controller reconciles everything on this change (`became_leader`).
+                    leader.send_replace(true);
                 }
             }
             Ok(Attempt::HeldBy(holder)) => {
                 if is_leader {
-                    leader.store(false, Ordering::SeqCst);
+                    leader.send_replace(false);
                     metrics.leader(false);
                     return OperatorError::LeadershipLost(format!("(now held by {holder})"));
                 }
@@ -405,15 +404,13 @@ async fn campaign(
             Ok(Attempt::Conflict) => debug!("lost a race on the Lease; retrying"),
             Err(e) => warn!(error = %e, "leader election"),
         }
-        if leader.load(Ordering::SeqCst)
-            && last_renewal.is_some_and(|t| t.elapsed() > leader::RENEW_DEADLINE)
-        {
-            leader.store(false, Ordering::SeqCst);
+        if *leader.borrow() && last_renewal.is_some_and(|t| t.elapsed() > leader::RENEW_DEADLINE) {
+            leader.send_replace(false);
             metrics.leader(false);
             error!("could not renew the leader Lease in time");
             return OperatorError::LeadershipLost("(renewal deadline passed)".to_string());
         }
-        let pause = if leader.load(Ordering::SeqCst) {
+        let pause = if *leader.borrow() {
             leader::RENEW_EVERY
         } else {
             leader::RETRY_EVERY

@@ -52,18 +52,8 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
         // A standby keeps its caches warm; the leader reconciles everything when it takes over.
         return Ok(Action::await_change());
     }
-    // Never render against half-filled caches: a missing GlobalClientDefaults would change content.
-    ctx.namespaces_synced.wait().await;
-    ctx.globals_synced.wait().await;
-    // Nor decide "unchanged" or "absent" from half-filled version caches.
-    for scope in &ctx.versions {
-        scope.config_maps.synced.wait().await;
-        scope.secrets.synced.wait().await;
-    }
-    // Nor roll without the workloads that opted in.
-    for flag in &ctx.workloads_synced {
-        flag.wait().await;
-    }
+    // Never render, decide "unchanged" or "absent", or roll against half-filled caches.
+    ctx.caches.synced.wait().await;
     let namespace = config
         .namespace()
         .ok_or(Error::MissingField("metadata.namespace"))?;
