@@ -267,3 +267,31 @@ fn controller(
         .map(move |()| warn!(scope = %scope_name, "controller stream ended"))
         .boxed()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn next(stream: &mut (impl Stream<Item = ()> + Unpin)) -> Option<()> {
+        tokio::time::timeout(Duration::from_secs(5), stream.next())
+            .await
+            .expect("the stream answers")
+    }
+
+    #[tokio::test]
+    async fn everything_is_reconciled_each_time_this_replica_becomes_the_leader_only() {
+        let (leader, leading) = watch::channel(false);
+        let mut became = Box::pin(became_leader(leading));
+        leader.send_replace(true);
+        assert_eq!(next(&mut became).await, Some(()));
+        // Losing the Lease is no reason to reconcile; the stream ends with the campaign.
+        leader.send_replace(false);
+        drop(leader);
+        assert_eq!(next(&mut became).await, None);
+        // Leading from the start (no election): the first list reconciles everything already.
+        let (leader, leading) = watch::channel(true);
+        let mut became = Box::pin(became_leader(leading));
+        drop(leader);
+        assert_eq!(next(&mut became).await, None);
+    }
+}

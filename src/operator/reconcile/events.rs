@@ -5,18 +5,20 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
+use kube::Resource;
 use kube::runtime::events::{Event, EventType};
 use tokio::sync::mpsc::Receiver;
 use tokio::sync::mpsc::error::TrySendError;
 use tracing::{info, warn};
 
 use crate::operator::context::{Context, EVENTS_AT_ONCE, QueuedEvent};
+use crate::operator::crd::KafkaToolConfig;
 use crate::operator::history;
 use crate::status::{KafkaToolConfigStatus, READY};
 
 /// Events on transitions only (a resync publishes nothing). Messages are the status messages,
 /// which never carry secret values.
-pub fn transition_events(
+fn transition_events(
     previous: Option<&KafkaToolConfigStatus>,
     next: &KafkaToolConfigStatus,
     wrote: Option<(&str, String, String)>,
@@ -55,10 +57,25 @@ pub fn transition_events(
     events
 }
 
+/// The events step: publishes the transitions from `previous` to `next` (and the output's
+/// render), if any.
+pub async fn publish_transitions(
+    ctx: &Context,
+    config: &KafkaToolConfig,
+    previous: Option<&KafkaToolConfigStatus>,
+    next: &KafkaToolConfigStatus,
+    wrote: Option<(&str, String, String)>,
+) {
+    let events = transition_events(previous, next, wrote);
+    if !events.is_empty() {
+        publish_events(ctx, &config.object_ref(&()), events).await;
+    }
+}
+
 /// Hands the events to [`deliver_events`], out of the reconcile slot (an Event is on no edit's
 /// path); publishes them here when that queue is full, so neither memory nor the number of
 /// requests in flight grows with a burst.
-pub async fn publish_events(ctx: &Context, reference: &ObjectReference, events: Vec<Event>) {
+async fn publish_events(ctx: &Context, reference: &ObjectReference, events: Vec<Event>) {
     for event in events {
         let event = match &ctx.event_queue {
             Some(queue) => match queue.try_send((reference.clone(), event)) {

@@ -14,12 +14,13 @@ mod rollout;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::controller::Action;
-use kube::{Resource, ResourceExt};
 use tracing::{Instrument, info_span, warn};
 
 use crate::engine::sources::{SourceKind, SourceRef};
+use crate::engine::spec::RolloutKind;
 use crate::operator::apply::{self, GcPending};
 use crate::operator::context::{Context, Error, lock};
 use crate::operator::crd::KafkaToolConfig;
@@ -182,12 +183,7 @@ async fn reconcile_inner(
     name: &str,
 ) -> Result<Action, Error> {
     let opted_in = lock(&ctx.opt_ins).targets(namespace, name);
-    // Nothing changed since the live output was rendered (a restart, the periodic resync): the
-    // caches prove it, so nothing is read or written. Workloads are not cached: with any rollout
-    // target the reconcile goes on and checks them. Its dependencies are in the index already:
-    // `record_known_dependencies` read them from the same spec and status.
-    if opted_in.is_empty() && inputs::unchanged(ctx, config, namespace).is_some() {
-        ctx.metrics.unchanged.inc();
+    if unchanged(ctx, config, namespace, &opted_in) {
         return Ok(Action::await_change());
     }
     let spec = &config.spec.config;
@@ -199,48 +195,52 @@ async fn reconcile_inner(
     };
     let key = ConfigId::new(namespace, name);
     let previous = report::previous_status(ctx, config, &key);
+    let before = previous.status.as_ref();
 
     let read = dereference::dereference(ctx, spec, namespace).await?;
     let evaluated = evaluate::evaluate(ctx, config, &key, &read);
     let ev = &evaluated.ev;
-    let applied = output::apply_output(ctx, &owner, ev, previous.status.as_ref(), spec).await?;
-    let (targets, mount) = apply::targets_of(
-        spec,
-        &opted_in,
-        applied.live.hash.as_deref(),
-        ev.rendered.as_ref(),
-    );
-    let rollout =
-        rollout::roll_out(ctx, namespace, &targets, &applied.live, mount.as_ref()).await?;
-    let gc = prune::prune(
-        ctx,
-        &owner,
-        spec,
-        &applied,
-        &targets,
-        previous.status.as_ref(),
-    )
-    .await?;
+    let applied = output::apply_output(ctx, &owner, ev, before, spec).await?;
+    let rolled = rollout::roll_out(ctx, namespace, spec, &opted_in, ev, &applied.live).await?;
+    let gc = prune::prune(ctx, &owner, spec, &applied, &rolled.targets, before).await?;
 
-    // Without targets (and so nothing rolled) the list goes.
-    let rollout = rollout.or_else(|| targets.is_empty().then(Vec::new));
-    let sources = read.fetched.authors;
+    let authors = read.fetched.authors;
     let next = report::next_status(
-        ctx, config, &previous, &evaluated, &applied, rollout, sources,
+        ctx,
+        config,
+        &previous,
+        &evaluated,
+        &applied,
+        rolled.statuses,
+        authors,
     );
     if !report::write(ctx, &key, &previous, &next).await? {
         // Deleted meanwhile: garbage collection removes its output.
         return Ok(Action::await_change());
     }
-    let events = events::transition_events(previous.status.as_ref(), &next, applied.wrote);
-    if !events.is_empty() {
-        events::publish_events(ctx, &config.object_ref(&()), events).await;
-    }
+    events::publish_transitions(ctx, config, before, &next, applied.wrote).await;
 
     if let Some(error) = applied.refused {
         return Err(error);
     }
     Ok(next_action(&applied.live, gc))
+}
+
+/// Nothing changed since the live output was rendered (a restart, the periodic resync): the
+/// caches prove it, so nothing is read or written. Workloads are not cached: with any rollout
+/// target the reconcile goes on and checks them. Its dependencies are in the index already:
+/// `record_known_dependencies` read them from the same spec and status.
+fn unchanged(
+    ctx: &Context,
+    config: &KafkaToolConfig,
+    namespace: &str,
+    opted_in: &[(RolloutKind, String)],
+) -> bool {
+    let unchanged = opted_in.is_empty() && inputs::unchanged(ctx, config, namespace).is_some();
+    if unchanged {
+        ctx.metrics.unchanged.inc();
+    }
+    unchanged
 }
 
 /// Rendered or invalid: nothing changes until the spec, a source or a GlobalClientDefaults does,
