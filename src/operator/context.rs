@@ -1,6 +1,6 @@
 //! What every reconcile shares: the client, the caches (namespaces, GlobalClientDefaults, the
 //! KafkaToolConfigs of each watched scope), the reverse index, metrics, the event recorder and the
-//! leadership flag that gates every write.
+//! leadership (a `watch` value) that gates every write. Built completely by [`Context::new`].
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
