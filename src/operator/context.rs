@@ -1,9 +1,8 @@
 //! What every reconcile shares: the client, the caches (namespaces, GlobalClientDefaults, the
 //! KafkaToolConfigs of each watched scope), the reverse index, metrics, the event recorder and the
-//! leadership flag that gates every write.
+//! leadership (a `watch` value) that gates every write. Built completely by [`Context::new`].
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -11,6 +10,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
+use tokio::sync::watch;
 
 use crate::engine::globals::GlobalDefaults;
 use crate::engine::render::HashKey;
@@ -24,88 +24,7 @@ use crate::operator::versions::ObjectVersions;
 use crate::output::MANAGER;
 use crate::status::KafkaToolConfigStatus;
 
-/// Why a reconcile failed. Everything here is transient (the API server, the network, a race):
-/// an invalid spec is not an error, it is a status.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("Kubernetes API: {0}")]
-    Kube(#[from] kube::Error),
-    /// The API server refused the output write; the status already says so (`OutputWriteFailed`).
-    #[error("the API server refused the output: {0}")]
-    OutputRefused(#[source] kube::Error),
-    #[error("the object has no {0}")]
-    MissingField(&'static str),
-    #[error("cannot serialize: {0}")]
-    Serialize(#[from] serde_json::Error),
-    /// A source the API server should never have stored (a ConfigMap key in both `data` and
-    /// `binaryData`): refused as the offline reader refuses it.
-    #[error("{kind} {namespace}/{name}: {source}")]
-    InvalidSource {
-        kind: &'static str,
-        namespace: String,
-        name: String,
-        #[source]
-        source: crate::output::DataError,
-    },
-    /// A rollout target is still replacing pods: which old outputs they mount is not known yet.
-    #[error("{0} is still rolling out")]
-    RolloutInProgress(String),
-    /// A rollout target's controller has not observed its latest spec yet (milliseconds,
-    /// usually): which ReplicaSets will run which template is not known yet.
-    #[error("the controller of {0} has not observed its latest spec")]
-    NotObserved(String),
-}
-
-impl Error {
-    /// A short, bounded label for `reconcile_errors_total{reason}`.
-    pub fn metric_label(&self) -> &'static str {
-        match self {
-            Error::Kube(error) | Error::OutputRefused(error) => match error {
-                kube::Error::Api(status) if status.is_conflict() => "Conflict",
-                kube::Error::Api(status) if status.is_already_exists() => "AlreadyExists",
-                kube::Error::Api(status) if status.is_forbidden() => "Forbidden",
-                kube::Error::Api(status) if status.is_not_found() => "NotFound",
-                kube::Error::Api(status) if status.is_invalid() => "Invalid",
-                kube::Error::Api(_) => "ApiError",
-                _ => "Transport",
-            },
-            Error::MissingField(_) => "MissingField",
-            Error::Serialize(_) => "Serialize",
-            Error::RolloutInProgress(_) => "RolloutInProgress",
-            Error::NotObserved(_) => "NotObserved",
-            Error::InvalidSource { .. } => "InvalidSource",
-        }
-    }
-
-    /// The longest wait before the next attempt after this error. The API server not answering
-    /// (no connection, a timeout, 429, a 5xx: etcd down, say) ends when the outage does, and the
-    /// retry should follow soon after; a watch that resumes after such an outage does not relist,
-    /// so nothing else reschedules these configs (docs/RELIABILITY.md). Every other error keeps
-    /// the long cap.
-    pub fn backoff_cap(&self) -> Duration {
-        let unavailable = match self {
-            Error::Kube(kube::Error::Api(status))
-            | Error::OutputRefused(kube::Error::Api(status)) => {
-                status.code == 429 || status.code >= 500
-            }
-            Error::Kube(
-                kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_),
-            ) => true,
-            _ => false,
-        };
-        if unavailable {
-            UNAVAILABLE_BACKOFF_CAP
-        } else {
-            BACKOFF_CAP
-        }
-    }
-}
-
-/// The backoff cap of errors other than the API server's unavailability.
-pub const BACKOFF_CAP: Duration = Duration::from_secs(300);
-/// The backoff cap while the API server does not answer. Reconciles run in bounded slots, so
-/// even every config of a large cluster failing at this pace keeps the request rate bounded.
-pub const UNAVAILABLE_BACKOFF_CAP: Duration = Duration::from_secs(30);
+pub use crate::operator::error::{BACKOFF_CAP, Error, UNAVAILABLE_BACKOFF_CAP};
 
 /// What an evaluation read, to name the cause of a content change in history ("ConfigMap
 /// base-client changed"); kept in `status.inputs` (see `inputs.rs`).
@@ -127,16 +46,28 @@ pub struct ScopeVersions {
     pub secrets: Arc<ObjectVersions>,
 }
 
-pub struct Context {
-    pub client: Client,
-    pub metrics: Arc<Metrics>,
-    pub recorder: EventPublisher,
+/// The caches a reconcile reads, as `controller::run` builds them.
+pub struct Caches {
     pub namespaces: Store<PartialObjectMeta<Namespace>>,
     pub globals: Store<GlobalClientDefaults>,
     /// One store per watched scope (all namespaces, or each `--watch-namespace`).
     pub configs: Vec<Store<KafkaToolConfig>>,
     /// resourceVersions of the ConfigMaps and Secrets of each scope (see `versions.rs`).
     pub versions: Vec<ScopeVersions>,
+    /// Set once the namespace, GlobalClientDefaults, version and workload caches have their
+    /// first list. Reconciles wait for it: rendering before the namespaces and GlobalClientDefaults
+    /// are full would change content, "unchanged" and "absent" need full version caches, and a
+    /// rollout needs the workloads that opted in.
+    pub synced: Synced,
+    /// One flag per workload status watch (`sync_status.rs`); moved to [`Context::pods`].
+    pub pods_synced: Vec<Synced>,
+}
+
+pub struct Context {
+    pub client: Client,
+    pub metrics: Arc<Metrics>,
+    pub recorder: EventPublisher,
+    pub caches: Caches,
     pub index: Mutex<ReverseIndex>,
     pub failures: Mutex<HashMap<ConfigId, u32>>,
     /// KafkaToolConfigs that do not decode, with the generation whose status says so (our own
@@ -144,13 +75,9 @@ pub struct Context {
     pub invalid_reported: Mutex<HashMap<ConfigId, Option<i64>>>,
     /// Workloads by the configs their `kafkaconfig.dev/config` annotation names (`workloads.rs`).
     pub opt_ins: Mutex<crate::operator::opt_ins::OptIns>,
-    /// One flag per workload watch; reconciles wait for all of them (none in unit tests).
-    pub workloads_synced: Vec<Synced>,
-    /// Only the leader writes; everyone else keeps warm caches.
-    pub leader: Arc<AtomicBool>,
-    /// The namespace and GlobalClientDefaults caches: rendering before they are full would change content.
-    pub namespaces_synced: Synced,
-    pub globals_synced: Synced,
+    /// Only the leader writes; everyone else keeps warm caches. Set by the campaign
+    /// (`controller::run`).
+    pub leader: watch::Receiver<bool>,
     /// Wakes the GlobalClientDefaults status loop after a reconcile: selection counts change
     /// when configs do, and a 5 s poll alone would leave them stale for a while.
     pub globals_status_wake: tokio::sync::Notify,
@@ -164,7 +91,7 @@ pub struct Context {
     /// Each config's last status write (the resourceVersion it returned and the cache's projection
     /// of what was written), until the watch has brought that write into the cache: a reconcile
     /// that starts before then builds on it instead of the cache's older status (see
-    /// `reconcile::previous_status`).
+    /// `reconcile::report::previous_status`).
     pub status_writes: Mutex<HashMap<ConfigId, (String, Arc<KafkaToolConfigStatus>)>>,
     /// The installation's content-hash key (`hash_key.rs`) and its public id, recorded in
     /// `status.inputs.hashKey` so that a new key re-renders configs the caches call unchanged.
@@ -198,52 +125,47 @@ pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Context {
-    // Each is something no reconcile can work without; a builder would only hide that.
-    #[allow(clippy::too_many_arguments)]
+    /// Everything a reconcile shares, complete: nothing is set after this. `event_queue`: where
+    /// reconciles hand their Events (none: each publishes its own).
     pub fn new(
         client: Client,
         metrics: Arc<Metrics>,
-        namespaces: Store<PartialObjectMeta<Namespace>>,
-        globals: Store<GlobalClientDefaults>,
-        configs: Vec<Store<KafkaToolConfig>>,
-        leader: Arc<AtomicBool>,
+        mut caches: Caches,
+        leader: watch::Receiver<bool>,
         instance: Option<String>,
         hash_key: HashKey,
+        event_queue: Option<tokio::sync::mpsc::Sender<QueuedEvent>>,
     ) -> Self {
         let recorder = EventPublisher::new(client.clone(), MANAGER, instance);
+        let pods = crate::operator::pods::Workloads::new(std::mem::take(&mut caches.pods_synced));
         Context {
             client,
             metrics,
             recorder,
-            namespaces,
-            globals,
-            configs,
-            versions: Vec::new(),
+            caches,
             index: Mutex::default(),
             failures: Mutex::default(),
             invalid_reported: Mutex::default(),
             opt_ins: Mutex::default(),
-            workloads_synced: Vec::new(),
             leader,
-            namespaces_synced: Synced::default(),
-            globals_synced: Synced::default(),
             globals_status_wake: tokio::sync::Notify::new(),
             reconcile_slots: tokio::sync::Semaphore::new(RECONCILE_SLOTS),
             status_writes: Mutex::default(),
             hash_key_id: hash_key.id(),
             hash_key,
-            event_queue: None,
-            pods: Default::default(),
+            event_queue,
+            pods,
         }
     }
 
     pub fn is_leader(&self) -> bool {
-        self.leader.load(Ordering::SeqCst)
+        *self.leader.borrow()
     }
 
     /// Labels of a namespace from the cache (empty when unknown).
     pub fn namespace_labels(&self, namespace: &str) -> BTreeMap<String, String> {
-        self.namespaces
+        self.caches
+            .namespaces
             .get(&ObjectRef::new(namespace))
             .and_then(|ns| ns.metadata.labels.clone())
             .unwrap_or_default()
@@ -251,7 +173,8 @@ impl Context {
 
     /// Every GlobalClientDefaults in the cache, as the engine wants them.
     pub fn global_defaults(&self) -> Vec<GlobalDefaults> {
-        self.globals
+        self.caches
+            .globals
             .state()
             .iter()
             .filter_map(|g| {
@@ -266,6 +189,7 @@ impl Context {
     /// The version cache of `kind` that covers `namespace`.
     pub fn versions(&self, kind: SourceKind, namespace: &str) -> Option<&ObjectVersions> {
         let scope = self
+            .caches
             .versions
             .iter()
             .find(|v| v.scope.as_deref().is_none_or(|s| s == namespace))?;
@@ -278,12 +202,15 @@ impl Context {
     /// The cache's current version of a config (`None`: no longer cached, i.e. deleted).
     pub fn latest_config(&self, config: &KafkaToolConfig) -> Option<Arc<KafkaToolConfig>> {
         let reference = ObjectRef::from_obj(config);
-        self.configs.iter().find_map(|store| store.get(&reference))
+        self.caches
+            .configs
+            .iter()
+            .find_map(|store| store.get(&reference))
     }
 
     /// Every cached KafkaToolConfig of every scope.
     pub fn all_configs(&self) -> Vec<Arc<KafkaToolConfig>> {
-        self.configs.iter().flat_map(Store::state).collect()
+        self.caches.configs.iter().flat_map(Store::state).collect()
     }
 
     /// Exponential backoff with jitter for the n-th consecutive failure: 1 s, 2 s, 4 s, … up to
@@ -364,7 +291,8 @@ impl Context {
         let mut writes = lock(&self.status_writes);
         writes.retain(|id, (written, _)| {
             let reference = id.object_ref();
-            self.configs
+            self.caches
+                .configs
                 .iter()
                 .find_map(|store| store.get(&reference))
                 .is_some_and(|cached| {
@@ -390,7 +318,8 @@ impl Context {
     pub fn forget_gone_configs(&self) {
         let cached = |id: &ConfigId| {
             let reference = id.object_ref();
-            self.configs
+            self.caches
+                .configs
                 .iter()
                 .any(|store| store.get(&reference).is_some())
         };
@@ -476,42 +405,6 @@ mod tests {
             backoff_for(30, mid, UNAVAILABLE_BACKOFF_CAP),
             Duration::from_secs(30)
         );
-    }
-
-    fn api_error(code: u16, reason: &str) -> Error {
-        Error::Kube(kube::Error::Api(Box::new(
-            kube::core::Status::failure("from the test", reason).with_code(code),
-        )))
-    }
-
-    #[test]
-    fn only_the_api_servers_unavailability_gets_the_short_backoff_cap() {
-        for unavailable in [
-            api_error(500, "InternalError"),
-            api_error(503, "ServiceUnavailable"),
-            api_error(504, "Timeout"),
-            api_error(429, "TooManyRequests"),
-            Error::Kube(kube::Error::ReadEvents(std::io::Error::other(
-                "connection reset",
-            ))),
-            Error::Kube(kube::Error::Service("connection refused".into())),
-        ] {
-            assert_eq!(
-                unavailable.backoff_cap(),
-                UNAVAILABLE_BACKOFF_CAP,
-                "{unavailable}"
-            );
-        }
-        for refused in [
-            api_error(403, "Forbidden"),
-            api_error(409, "Conflict"),
-            api_error(422, "Invalid"),
-            api_error(404, "NotFound"),
-            Error::MissingField("metadata.name"),
-            Error::RolloutInProgress("deployment/web".into()),
-        ] {
-            assert_eq!(refused.backoff_cap(), BACKOFF_CAP, "{refused}");
-        }
     }
 
     #[test]

@@ -11,9 +11,12 @@ use kube::api::GetParams;
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 
+use crate::engine::globals::GlobalDefaults;
 use crate::engine::sources::{SourceKind, SourceRef, SourceSet};
+use crate::engine::spec::ToolConfigSpec;
 use crate::operator::authors::{self, DATA};
-use crate::operator::context::Error;
+use crate::operator::context::{Context, Error};
+use crate::operator::versions::Cached;
 use crate::output::{config_map_source, secret_source};
 use crate::status::Author;
 
@@ -99,6 +102,43 @@ pub async fn fetch_sources(
         fetched.versions.insert(r.clone(), version);
     }
     Ok(fetched)
+}
+
+/// What a reconcile renders from besides the spec: the referenced sources, the namespace's
+/// labels and the GlobalClientDefaults, read in this order (the caches after the sources).
+pub struct Dereferenced {
+    pub fetched: Fetched,
+    pub labels: BTreeMap<String, String>,
+    pub globals: Vec<GlobalDefaults>,
+}
+
+/// The dereference step: reads each source the spec references at least at the version the
+/// version cache holds, then the namespace's labels and the GlobalClientDefaults from the
+/// caches. Errors: [`Error::Dereference`], [`Error::InvalidSource`].
+pub async fn dereference(
+    ctx: &Context,
+    spec: &ToolConfigSpec,
+    namespace: &str,
+) -> Result<Dereferenced, Error> {
+    let referenced = crate::engine::sources::referenced_sources(spec);
+    let fetched = fetch_sources(&ctx.client, namespace, &referenced, |source| {
+        match ctx
+            .versions(source.kind, namespace)?
+            .get(namespace, &source.name)
+        {
+            Cached::Present {
+                resource_version, ..
+            } => Some(resource_version.to_string()),
+            Cached::Absent | Cached::Unknown => None,
+        }
+    })
+    .await
+    .map_err(|error| error.in_step(Error::Dereference))?;
+    Ok(Dereferenced {
+        fetched,
+        labels: ctx.namespace_labels(namespace),
+        globals: ctx.global_defaults(),
+    })
 }
 
 #[cfg(test)]

@@ -4,7 +4,6 @@
 //! fails the test, so a scenario that lists only reads proves that a reconcile wrote nothing.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use http::{Method, Request, Response, StatusCode};
@@ -18,9 +17,10 @@ use tokio::task::JoinHandle;
 use tower_test::mock::{self, Handle};
 
 use crate::engine::render::HashKey;
-use crate::operator::context::{Context, ScopeVersions};
+use crate::operator::context::{Caches, Context, ScopeVersions};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 use crate::operator::metrics::Metrics;
+use crate::operator::synced::Synced;
 use crate::operator::versions::ObjectVersions;
 
 /// How long a scenario waits for the next request (or for the client to go away).
@@ -189,20 +189,39 @@ pub fn context(
     for config in configs {
         writer.apply_watcher_event(&watcher::Event::Apply(config.clone()));
     }
-    let mut ctx = Context::new(
+    (
+        Arc::new(test_context(client, vec![store], versions)),
+        api_server,
+    )
+}
+
+/// A context over `configs` and `versions`, leading (no campaign) and with every cache synced;
+/// Events are published by the reconcile itself (no queue).
+pub fn test_context(
+    client: Client,
+    configs: Vec<reflector::Store<KafkaToolConfig>>,
+    versions: Vec<ScopeVersions>,
+) -> Context {
+    let synced = Synced::default();
+    synced.mark();
+    let caches = Caches {
+        namespaces: reflector::store::<PartialObjectMeta<Namespace>>().0,
+        globals: reflector::store::<GlobalClientDefaults>().0,
+        configs,
+        versions,
+        synced,
+        pods_synced: Vec::new(),
+    };
+    let leader = tokio::sync::watch::channel(true).1;
+    Context::new(
         client,
         Arc::new(Metrics::new()),
-        reflector::store::<PartialObjectMeta<Namespace>>().0,
-        reflector::store::<GlobalClientDefaults>().0,
-        vec![store],
-        Arc::new(AtomicBool::new(true)),
+        caches,
+        leader,
         None,
         test_hash_key(),
-    );
-    ctx.versions = versions;
-    ctx.namespaces_synced.mark();
-    ctx.globals_synced.mark();
-    (Arc::new(ctx), api_server)
+        None,
+    )
 }
 
 /// A client that talks to the returned mocked API server.

@@ -176,7 +176,7 @@ pub async fn keep_status(ctx: Arc<Context>) {
             continue;
         }
         let now = now();
-        for global in ctx.globals.state() {
+        for global in ctx.caches.globals.state() {
             let desired = desired_status(&ctx, &global, &now);
             if global.status.as_ref() == Some(&desired) {
                 continue;

@@ -3,7 +3,6 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::Router;
 use axum::extract::State;
@@ -12,14 +11,15 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 
 use crate::operator::metrics::Metrics;
+use crate::operator::synced::Synced;
 
 #[derive(Clone)]
 struct Shared {
     metrics: Arc<Metrics>,
-    ready: Arc<AtomicBool>,
+    ready: Synced,
 }
 
-pub fn router(metrics: Arc<Metrics>, ready: Arc<AtomicBool>) -> Router {
+pub fn router(metrics: Arc<Metrics>, ready: Synced) -> Router {
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
@@ -28,7 +28,7 @@ pub fn router(metrics: Arc<Metrics>, ready: Arc<AtomicBool>) -> Router {
 }
 
 async fn readyz(State(shared): State<Shared>) -> impl IntoResponse {
-    if shared.ready.load(Ordering::SeqCst) {
+    if shared.ready.is_set() {
         (StatusCode::OK, "ready")
     } else {
         (StatusCode::SERVICE_UNAVAILABLE, "caches are not synced yet")
@@ -54,7 +54,7 @@ async fn metrics_text(State(shared): State<Shared>) -> impl IntoResponse {
 pub async fn serve(
     address: SocketAddr,
     metrics: Arc<Metrics>,
-    ready: Arc<AtomicBool>,
+    ready: Synced,
 ) -> Result<tokio::task::JoinHandle<()>, std::io::Error> {
     let listener = tokio::net::TcpListener::bind(address).await?;
     let app = router(metrics, ready);

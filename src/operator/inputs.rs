@@ -31,7 +31,8 @@ pub fn selected_globals(
     let Some(tool) = ToolCatalogue::get().tool(&config.spec.config.tool) else {
         return BTreeMap::new();
     };
-    ctx.globals
+    ctx.caches
+        .globals
         .state()
         .iter()
         .filter(|g| globals::selects(&g.spec.config, &tool.name, labels))
@@ -42,7 +43,8 @@ pub fn selected_globals(
 /// Who last changed the spec of each GlobalClientDefaults in `seen`, from the cache's kept
 /// managedFields entry.
 pub fn global_authors(ctx: &Context, seen: &Seen) -> BTreeMap<String, Author> {
-    ctx.globals
+    ctx.caches
+        .globals
         .state()
         .iter()
         .filter(|g| {

@@ -34,6 +34,7 @@ pub enum LeaderError {
     Timeout(Duration),
 }
 
+/// Custom: kube-runtime 5.0 has no leader election, and one writer at a time needs one.
 pub struct LeaseLock {
     api: Api<Lease>,
     namespace: String,

@@ -10,6 +10,7 @@ pub mod context;
 pub mod controller;
 pub mod crd;
 pub mod dereference;
+pub mod error;
 pub mod events;
 pub mod generations;
 pub mod globals;

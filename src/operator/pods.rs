@@ -62,6 +62,14 @@ pub struct Workloads {
 }
 
 impl Workloads {
+    /// `synced`: one flag per kind per scope.
+    pub fn new(synced: Vec<Synced>) -> Self {
+        Workloads {
+            pods: Mutex::default(),
+            synced,
+        }
+    }
+
     fn get(&self, kind: &str, namespace: &str, name: &str) -> Option<Pods> {
         let kind = KINDS.iter().find(|k| **k == kind)?;
         lock(&self.pods)

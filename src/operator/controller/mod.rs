@@ -1,0 +1,297 @@
+//! Wiring: one kube-runtime `Controller` per watched scope (all namespaces, or each
+//! `--watch-namespace`, so a tenant can grant namespaced Roles only), fed by
+//!
+//! - the KafkaToolConfigs, filtered by generation (`generations.rs`) so status writes never
+//!   re-trigger;
+//! - metadata-only watches of the ConfigMaps/Secrets we own (label selector), mapped by owner, but
+//!   only when one is deleted or carries a hash its owner's status does not record, so the
+//!   operator's own output writes do not come back as a second reconcile;
+//! - metadata-only watches of all ConfigMaps/Secrets, mapped through the reverse index to the
+//!   configs that read them, except the controller owner of an output (no Secret data is ever
+//!   cached);
+//! - GlobalClientDefaults and Namespace label changes, mapped here and sent with `reconcile_on`;
+//! - metadata-only watches of Deployments, StatefulSets and DaemonSets (`workloads.rs`): the
+//!   `kafkaconfig.dev/config` opt-in, and workloads that appear after the config naming them;
+//! - a "reconcile everything" trigger when this replica becomes leader.
+//!
+//! Caches strip `managedFields`. Every replica keeps warm caches; only the Lease holder writes.
+//! At most `RECONCILE_SLOTS` reconciles do API work at once, so a relist of thousands of configs
+//! queues here, first come first served, instead of in the API server's priority-and-fairness
+//! queues (429s).
+
+mod caches;
+mod invalid;
+mod owned;
+mod run;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::{FutureExt, Stream, StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::core::{DeserializeGuard, PartialObjectMeta};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::controller::{Config as ControllerConfig, Controller};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher::{self, watcher};
+use kube::{Client, ResourceExt};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::watch;
+use tracing::{debug, warn};
+
+use crate::engine::sources::SourceKind;
+use crate::operator::context::{Context, ScopeVersions, lock};
+use crate::operator::crd::KafkaToolConfig;
+use crate::operator::generations::Generations;
+use crate::operator::reconcile::{self, error_policy, reconcile};
+use crate::operator::synced::Synced;
+use crate::output::{MANAGED_BY_LABEL, MANAGER};
+use caches::{compact_status, mark_on_init_done, observe_config, scoped, strip_config};
+use invalid::{report_invalid, unguard};
+use owned::{controller_owner, forward_owned};
+
+pub use run::run;
+
+/// Trailing-edge debounce: a ConfigMap and a Secret applied back to back (one `kubectl apply` of a
+/// commit sends them a round trip apart) become one render. Every edit waits this long before
+/// its render starts, so it is short (edit → output p50 ≤ 100 ms, issue 7).
+const DEBOUNCE: Duration = Duration::from_millis(50);
+
+/// Reconciles kube-runtime admits at once. Of these, `Context::reconcile_slots` (32) do API work,
+/// first come first served. Bounded because every admitted reconcile holds a future and a
+/// tracing span (whose slab never shrinks): admitting a whole relist of 10,000 configs cost
+/// 35 MiB at the restart peak. Beyond this many, kube-runtime releases the surplus in hash
+/// order, so it is well above what a burst keeps waiting.
+const CONCURRENCY: u16 = 256;
+
+fn receiver_stream<T: Send + 'static>(
+    rx: UnboundedReceiver<T>,
+) -> impl Stream<Item = T> + Send + 'static {
+    futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    })
+}
+
+/// One item each time this replica becomes the leader (not for the value it starts with: without
+/// leader election it leads from the start, and the first list reconciles everything anyway).
+fn became_leader(leader: watch::Receiver<bool>) -> impl Stream<Item = ()> + Send + 'static {
+    futures::stream::unfold(leader, |mut leader| async move {
+        loop {
+            leader.changed().await.ok()?;
+            if *leader.borrow_and_update() {
+                return Some(((), leader));
+            }
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn controller(
+    client: &Client,
+    scope: Option<&str>,
+    reader: Store<KafkaToolConfig>,
+    writer: reflector::store::Writer<KafkaToolConfig>,
+    synced: Synced,
+    ctx: &Arc<Context>,
+    versions: &ScopeVersions,
+    triggers: UnboundedReceiver<ObjectRef<KafkaToolConfig>>,
+    leader: watch::Receiver<bool>,
+) -> BoxFuture<'static, ()> {
+    let report_ctx = ctx.clone();
+    let generations = Arc::new(std::sync::Mutex::new(Generations::default()));
+    let (owned_tx, owned_rx) = unbounded_channel();
+    let primary = watcher(
+        scoped::<DeserializeGuard<KafkaToolConfig>>(client, scope),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .filter_map(move |event| {
+        let ctx = report_ctx.clone();
+        async move {
+            let mut invalid = Vec::new();
+            let event = match event {
+                Ok(event) => unguard(event, &mut invalid).map(Ok),
+                Err(error) => Some(Err(error)),
+            };
+            for object in invalid {
+                report_invalid(&ctx, object).await;
+            }
+            event
+        }
+    })
+    .modify(strip_config)
+    .modify(compact_status)
+    .reflect(writer)
+    // After the cache has the event: a status write is forgotten only once the cache holds it,
+    // and the configs a relist found changed reconcile once the store has them.
+    .inspect({
+        let ctx = ctx.clone();
+        let generations = generations.clone();
+        let tx = owned_tx.clone();
+        let reader = reader.clone();
+        move |event| {
+            observe_config(&ctx, event);
+            if let Ok(event) = event {
+                for config in lock(&generations).observe(event) {
+                    let _ = tx.send(config);
+                }
+                if matches!(event, watcher::Event::InitDone) {
+                    for config in ctx.retry_failed(&reader) {
+                        let _ = tx.send(config);
+                    }
+                }
+            }
+        }
+    })
+    .inspect(mark_on_init_done(synced))
+    .applied_objects()
+    .try_filter(move |config| futures::future::ready(lock(&generations).changed(config)));
+    let owned = watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={MANAGER}"));
+    tokio::spawn(reconcile::keep_resyncing(reader.clone(), {
+        let tx = owned_tx.clone();
+        move |config| {
+            let _ = tx.send(config);
+        }
+    }));
+    tokio::spawn(forward_owned(
+        watcher(
+            scoped::<PartialObjectMeta<ConfigMap>>(client, scope),
+            owned.clone(),
+        )
+        .default_backoff(),
+        ctx.clone(),
+        reader.clone(),
+        owned_tx.clone(),
+    ));
+    tokio::spawn(forward_owned(
+        watcher(scoped::<PartialObjectMeta<Secret>>(client, scope), owned).default_backoff(),
+        ctx.clone(),
+        reader.clone(),
+        owned_tx.clone(),
+    ));
+    // The version caches see each event before it becomes a trigger, so a reconcile started by
+    // an edit never finds the old resourceVersion there. What a relist no longer lists (deleted
+    // while the watch was down) reconciles every config that reads it, an output's owner too.
+    let gone = |ctx: Arc<Context>, kind: SourceKind, tx: UnboundedSender<_>| {
+        move |objects: Vec<(String, String)>| {
+            for (namespace, name) in objects {
+                for config in lock(&ctx.index).dependants(&namespace, kind, &name) {
+                    let _ = tx.send(config.object_ref());
+                }
+            }
+        }
+    };
+    let cm_versions = versions.config_maps.clone();
+    let cm_gone = gone(ctx.clone(), SourceKind::ConfigMap, owned_tx.clone());
+    let config_maps = watcher(
+        scoped::<PartialObjectMeta<ConfigMap>>(client, scope),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .inspect(move |event| {
+        if let Ok(event) = event {
+            cm_gone(cm_versions.observe(event));
+        }
+    })
+    .touched_objects();
+    let secret_versions = versions.secrets.clone();
+    let secret_gone = gone(ctx.clone(), SourceKind::Secret, owned_tx);
+    let secrets = watcher(
+        scoped::<PartialObjectMeta<Secret>>(client, scope),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .inspect(move |event| {
+        if let Ok(event) = event {
+            secret_gone(secret_versions.observe(event));
+        }
+    })
+    .touched_objects();
+    let (ctx_cm, ctx_secret) = (ctx.clone(), ctx.clone());
+    // An output is in the index too (under its own name, for OutputConflict); its controller
+    // owner hears about it from `forward_owned`, which ignores the operator's own writes.
+    let dependants = move |ctx: &Context,
+                           kind: SourceKind,
+                           ns: Option<String>,
+                           name: String,
+                           owner: Option<ObjectRef<KafkaToolConfig>>| {
+        let ns = ns.unwrap_or_default();
+        lock(&ctx.index)
+            .dependants(&ns, kind, &name)
+            .into_iter()
+            .map(|config| config.object_ref())
+            .filter(|config| owner.as_ref() != Some(config))
+            .collect::<Vec<_>>()
+    };
+    let scope_name = scope.unwrap_or("all namespaces").to_string();
+    Controller::for_stream(primary, reader)
+        .with_config(
+            ControllerConfig::default()
+                .debounce(DEBOUNCE)
+                .concurrency(CONCURRENCY),
+        )
+        .watches_stream(config_maps, move |cm: PartialObjectMeta<ConfigMap>| {
+            let owner = controller_owner(&cm);
+            dependants(
+                &ctx_cm,
+                SourceKind::ConfigMap,
+                cm.namespace(),
+                cm.name_any(),
+                owner,
+            )
+        })
+        .watches_stream(secrets, move |s: PartialObjectMeta<Secret>| {
+            let owner = controller_owner(&s);
+            dependants(
+                &ctx_secret,
+                SourceKind::Secret,
+                s.namespace(),
+                s.name_any(),
+                owner,
+            )
+        })
+        .reconcile_on(receiver_stream(owned_rx))
+        .reconcile_on(receiver_stream(triggers))
+        .reconcile_all_on(became_leader(leader))
+        .run(reconcile, error_policy, ctx.clone())
+        .for_each(|result| async move {
+            match result {
+                Ok((object, _)) => {
+                    debug!(namespace = ?object.namespace, name = %object.name, "reconciled")
+                }
+                Err(kube::runtime::controller::Error::ReconcilerFailed(..)) => {} // logged by error_policy
+                Err(error) => debug!(%error, "controller"),
+            }
+        })
+        .map(move |()| warn!(scope = %scope_name, "controller stream ended"))
+        .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn next(stream: &mut (impl Stream<Item = ()> + Unpin)) -> Option<()> {
+        tokio::time::timeout(Duration::from_secs(5), stream.next())
+            .await
+            .expect("the stream answers")
+    }
+
+    #[tokio::test]
+    async fn everything_is_reconciled_each_time_this_replica_becomes_the_leader_only() {
+        let (leader, leading) = watch::channel(false);
+        let mut became = Box::pin(became_leader(leading));
+        leader.send_replace(true);
+        assert_eq!(next(&mut became).await, Some(()));
+        // Losing the Lease is no reason to reconcile; the stream ends with the campaign.
+        leader.send_replace(false);
+        drop(leader);
+        assert_eq!(next(&mut became).await, None);
+        // Leading from the start (no election): the first list reconciles everything already.
+        let (leader, leading) = watch::channel(true);
+        let mut became = Box::pin(became_leader(leading));
+        drop(leader);
+        assert_eq!(next(&mut became).await, None);
+    }
+}

@@ -1,0 +1,244 @@
+//! The owned-object forwarding: events of the ConfigMaps and Secrets the operator owns become
+//! reconciles of their owner only when someone else changed or deleted one.
+
+use std::collections::HashMap;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use kube::core::PartialObjectMeta;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use kube::{Resource, ResourceExt};
+use tokio::sync::mpsc::UnboundedSender;
+use tracing::debug;
+
+use crate::operator::config_id::ConfigId;
+use crate::operator::context::{Context, lock};
+use crate::operator::crd::KafkaToolConfig;
+use crate::operator::ownership::{controlling_config, foreign_data_owner, hash_of};
+
+/// How long an event of one of our outputs waits for its owner's cached status to record the
+/// output's hash before it counts as a change by someone else: a reconcile writes the output,
+/// then the status, and the status reaches the cache through the watch shortly after.
+const OWN_WRITE_SETTLE: Duration = Duration::from_secs(2);
+
+/// The KafkaToolConfig that controls an object (its controller ownerReference).
+pub(super) fn controller_owner<K: Resource>(object: &K) -> Option<ObjectRef<KafkaToolConfig>> {
+    let namespace = object.meta().namespace.as_deref()?;
+    controlling_config(object.meta()).map(|r| ObjectRef::new(&r.name).within(namespace))
+}
+
+/// Whether the owner's status records `hash` as its output's hash: then the event is the
+/// operator's own write (or a replay of it) and there is nothing to reconcile. The status is the
+/// cached one or, while the cache has not brought it in yet (its watch may be down), our last
+/// status write of the owner (`written`: its hash).
+fn recorded(
+    reader: &Store<KafkaToolConfig>,
+    owner: &ObjectRef<KafkaToolConfig>,
+    hash: Option<&str>,
+    written: impl FnOnce() -> Option<String>,
+) -> bool {
+    let Some(hash) = hash else {
+        return false;
+    };
+    reader
+        .get(owner)
+        .and_then(|c| c.status.as_ref()?.config_hash.clone())
+        .as_deref()
+        == Some(hash)
+        || written().as_deref() == Some(hash)
+}
+
+/// [`recorded`] with this operator's status write of `owner` that the cache may not have yet.
+fn recorded_by(
+    ctx: &Context,
+    reader: &Store<KafkaToolConfig>,
+    owner: &ObjectRef<KafkaToolConfig>,
+    hash: Option<&str>,
+) -> bool {
+    recorded(reader, owner, hash, || {
+        let key = ConfigId::new(owner.namespace.clone().unwrap_or_default(), &owner.name);
+        ctx.unseen_written_hash(&key)
+    })
+}
+
+/// An output: namespace and name.
+type OutputKey = (String, String);
+
+/// Events of our outputs waiting out [`OWN_WRITE_SETTLE`]: only an output's latest event is
+/// decided. An earlier one is superseded: its hash may be an earlier write of ours that a later
+/// write of ours replaced, which the owner's status then no longer records (two renders within
+/// the settle time, e.g. an old spec's and then the new one's after a watch came back), and
+/// deciding it would reconcile the owner for nothing. Holds an output only while it waits.
+#[derive(Debug, Default)]
+struct Settling {
+    waiting: HashMap<OutputKey, u64>,
+    next: u64,
+}
+
+impl Settling {
+    /// A newer event of `output` arrived: the check of an earlier one is dropped.
+    fn supersede(&mut self, output: &OutputKey) {
+        self.waiting.remove(output);
+    }
+
+    /// `output`'s latest event waits; the ticket it is decided with.
+    fn wait(&mut self, output: OutputKey) -> u64 {
+        self.next = self.next.wrapping_add(1);
+        self.waiting.insert(output, self.next);
+        self.next
+    }
+
+    /// Whether the event holding `ticket` is still `output`'s latest: then it is decided now (and
+    /// forgotten); otherwise a later event decides.
+    fn decide(&mut self, output: &OutputKey, ticket: u64) -> bool {
+        if self.waiting.get(output) == Some(&ticket) {
+            self.waiting.remove(output);
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Turns events of the outputs we own into reconciles of their owner: at once when an output is
+/// deleted; when one carries a hash its owner's status does not record, after
+/// [`OWN_WRITE_SETTLE`] and only if the status still does not record it and no later event of
+/// the output came meanwhile (someone else changed the output; our own write is recorded by
+/// then). Replaces `owns_stream`, which reconciled the owner again after each of its own writes:
+/// two reconciles per source edit.
+pub(super) async fn forward_owned<K>(
+    events: impl Stream<Item = Result<watcher::Event<PartialObjectMeta<K>>, watcher::Error>> + Send,
+    ctx: Arc<Context>,
+    reader: Store<KafkaToolConfig>,
+    tx: UnboundedSender<ObjectRef<KafkaToolConfig>>,
+) where
+    PartialObjectMeta<K>: Resource,
+{
+    let settling = Arc::new(std::sync::Mutex::new(Settling::default()));
+    let mut events = pin!(events);
+    while let Some(event) = events.next().await {
+        let (object, deleted, listed) = match event {
+            Ok(watcher::Event::Apply(o)) => (o, false, false),
+            Ok(watcher::Event::InitApply(o)) => (o, false, true),
+            Ok(watcher::Event::Delete(o)) => (o, true, false),
+            Ok(watcher::Event::Init | watcher::Event::InitDone) => continue,
+            Err(error) => {
+                debug!(%error, "owned output watch");
+                continue;
+            }
+        };
+        let Some(owner) = controller_owner(&object) else {
+            continue;
+        };
+        let output: OutputKey = (object.namespace().unwrap_or_default(), object.name_any());
+        lock(&settling).supersede(&output);
+        if deleted {
+            let _ = tx.send(owner);
+            continue;
+        }
+        // Files edited by someone else under a current hash annotation: repair now.
+        if foreign_data_owner(&object.metadata) {
+            let _ = tx.send(owner);
+            continue;
+        }
+        let hash = hash_of(object.meta());
+        if recorded_by(&ctx, &reader, &owner, hash.as_deref()) {
+            continue;
+        }
+        if listed {
+            // A (re)list, not a write in flight: decide now. An owner not cached yet is
+            // reconciled when it is (its own first event); at a start, the 10,000 timers this
+            // spawned for 10,000 outputs listed before their owners were 3 MB at the relist peak.
+            if reader.get(&owner).is_some() {
+                let _ = tx.send(owner);
+            }
+            continue;
+        }
+        let ticket = lock(&settling).wait(output.clone());
+        let (ctx, reader, tx, settling) =
+            (ctx.clone(), reader.clone(), tx.clone(), settling.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(OWN_WRITE_SETTLE).await;
+            let latest = lock(&settling).decide(&output, ticket);
+            if latest && !recorded_by(&ctx, &reader, &owner, hash.as_deref()) {
+                let _ = tx.send(owner);
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::runtime::reflector;
+
+    use crate::output::HASH_ANNOTATION;
+
+    #[test]
+    fn an_output_maps_to_its_controller_kafkatoolconfig_only() {
+        let output: PartialObjectMeta<ConfigMap> = serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "orders-kafka",
+                "namespace": "ns",
+                "annotations": {HASH_ANNOTATION: "sha256:ab"},
+                "ownerReferences": [
+                    {"apiVersion": "apps/v1", "kind": "Deployment", "name": "x", "uid": "1", "controller": false},
+                    {"apiVersion": "kafkaconfig.dev/v1alpha1", "kind": "KafkaToolConfig", "name": "orders", "uid": "2", "controller": true},
+                ],
+            },
+        }))
+        .expect("metadata deserializes");
+        assert_eq!(
+            controller_owner(&output),
+            Some(ObjectRef::new("orders").within("ns"))
+        );
+        assert_eq!(hash_of(output.meta()).as_deref(), Some("sha256:ab"));
+        let foreign: PartialObjectMeta<ConfigMap> = serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "orders-kafka", "namespace": "ns"},
+        }))
+        .expect("metadata deserializes");
+        assert_eq!(controller_owner(&foreign), None);
+        // Nothing cached: no hash counts as recorded.
+        let (reader, _writer) = reflector::store::<KafkaToolConfig>();
+        let owner = ObjectRef::new("orders").within("ns");
+        assert!(!recorded(&reader, &owner, Some("sha256:ab"), || None));
+        // Our status write that the cache has not brought in yet (its watch is down) records it.
+        assert!(recorded(&reader, &owner, Some("sha256:ab"), || Some(
+            "sha256:ab".into()
+        )));
+        assert!(!recorded(&reader, &owner, Some("sha256:ab"), || Some(
+            "sha256:cd".into()
+        )));
+        assert!(!recorded(&reader, &owner, None, || None));
+    }
+
+    #[test]
+    fn only_the_latest_event_of_an_output_is_decided_after_the_settle_time() {
+        let mut settling = Settling::default();
+        let output = ("ns".to_string(), "orders-kafka".to_string());
+        let other = ("ns".to_string(), "payments-kafka".to_string());
+        // Two writes of ours in a row (an old spec's render, then the new spec's): the first
+        // event's hash is no longer the status's when its check runs, but it is superseded.
+        let first = settling.wait(output.clone());
+        let elsewhere = settling.wait(other.clone());
+        settling.supersede(&output);
+        let second = settling.wait(output.clone());
+        assert!(!settling.decide(&output, first));
+        assert!(settling.decide(&output, second));
+        assert!(!settling.decide(&output, second), "decided once");
+        assert!(settling.decide(&other, elsewhere));
+        // A later event that is decided at once (recorded, listed, deleted) supersedes too.
+        let waiting = settling.wait(output.clone());
+        settling.supersede(&output);
+        assert!(!settling.decide(&output, waiting));
+        assert!(settling.waiting.is_empty(), "nothing is kept once decided");
+    }
+}

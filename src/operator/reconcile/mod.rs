@@ -1,0 +1,309 @@
+//! One reconcile of a KafkaToolConfig, as a pipeline of steps (each in its own module, each with
+//! its own [`Error`] variants): dereference (the referenced sources, namespace labels,
+//! GlobalClientDefaults) → evaluate (the engine, pure) → apply the output → roll out → prune →
+//! status (+ history) → events.
+
+mod evaluate;
+mod events;
+mod output;
+mod prune;
+mod report;
+mod resync;
+mod rollout;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kube::ResourceExt;
+use kube::api::Api;
+use kube::runtime::controller::Action;
+use tracing::{Instrument, info_span, warn};
+
+use crate::engine::sources::{SourceKind, SourceRef};
+use crate::engine::spec::RolloutKind;
+use crate::operator::apply::{self, GcPending};
+use crate::operator::context::{Context, Error, lock};
+use crate::operator::crd::KafkaToolConfig;
+use crate::operator::dereference;
+use crate::operator::index::ConfigId;
+use crate::operator::inputs;
+use crate::output::Owner;
+use crate::status::{self, KafkaToolConfigStatus, Live, READY, RECONCILING};
+
+pub use events::deliver_events;
+pub use output::OUTPUT_WRITE_FAILED;
+pub use resync::{RESYNC, keep_ready_gauge, keep_resyncing};
+
+/// An output held by someone else: check again now and then, the owner may clean up.
+const CONFLICT_RETRY: Duration = Duration::from_secs(60);
+/// Old immutable outputs still used by a rollout target: check again soon whether it moved on
+/// (ReplicaSets are not watched).
+const GC_RETRY: Duration = Duration::from_secs(20);
+/// A Deployment whose controller has not observed our template edit yet: it does so within
+/// milliseconds, and the old outputs wait for it.
+const OBSERVE_RETRY: Duration = Duration::from_secs(1);
+
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Result<Action, Error> {
+    record_known_dependencies(&ctx, &config);
+    if !ctx.is_leader() {
+        // A standby keeps its caches warm; the leader reconciles everything when it takes over.
+        return Ok(Action::await_change());
+    }
+    // Never render, decide "unchanged" or "absent", or roll against half-filled caches.
+    ctx.caches.synced.wait().await;
+    let namespace = config
+        .namespace()
+        .ok_or(Error::MissingField("metadata.namespace"))?;
+    let name = config.name_any();
+    let span = info_span!("reconcile", namespace = %namespace, config = %name);
+    let key = ConfigId::new(&namespace, &name);
+    // First come, first served; the semaphore is never closed.
+    let _slot = ctx.reconcile_slots.acquire().await.ok();
+    // The object kube-runtime handed over may have waited long for the slot: the cache's latest
+    // has any status write of ours that arrived meanwhile (`Context::status_writes` forgets a
+    // write once the cache holds it).
+    let Some(config) = ctx.latest_config(&config) else {
+        return Ok(Action::await_change());
+    };
+    ctx.metrics.started();
+    let started = Instant::now();
+    // Boxed: a reconcile waiting for its slot above stays a small future.
+    let result = Box::pin(reconcile_inner(&config, &ctx, &namespace, &name).instrument(span)).await;
+    ctx.metrics.finished();
+    ctx.metrics.reconciles.inc();
+    ctx.metrics
+        .reconcile_duration
+        .observe(started.elapsed().as_secs_f64());
+    match &result {
+        Ok(_) => ctx.succeeded(&key),
+        // Its status says why already.
+        Err(Error::OutputRefused(_)) => {}
+        // kstatus: a config whose first reconcile could not finish says "working on it", so no
+        // health check passes before the output exists. A first reconcile that finishes writes
+        // its result directly: one status write per new config instead of two.
+        Err(_) if config.status.as_ref().is_none_or(|s| !s.has_conditions()) => {
+            write_reconciling(&ctx, &namespace, &name, config.metadata.generation).await;
+        }
+        Err(_) => {}
+    }
+    ctx.globals_status_wake.notify_one();
+    result
+}
+
+async fn write_reconciling(ctx: &Context, namespace: &str, name: &str, generation: Option<i64>) {
+    let api: Api<apply::Written<KafkaToolConfig>> = Api::namespaced(ctx.client.clone(), namespace);
+    let mut initial = KafkaToolConfigStatus {
+        observed_generation: generation,
+        ..KafkaToolConfigStatus::default()
+    };
+    let now = now();
+    // kstatus reads Reconciling=True as InProgress; Ready=Unknown says the same to the rest.
+    for (type_, value, reason) in [
+        (READY, "Unknown", "Reconciling"),
+        (RECONCILING, "True", status::PROGRESSING),
+    ] {
+        status::set_condition(
+            &mut initial.conditions,
+            &[],
+            type_,
+            value,
+            reason,
+            "the operator is rendering this configuration".into(),
+            generation,
+            &now,
+        );
+    }
+    match apply::write_status(&api, &ctx.metrics, name, &initial).await {
+        Ok(written) => ctx.status_written(&ConfigId::new(namespace, name), written, &initial),
+        Err(error) => warn!(%namespace, %name, %error, "cannot write the Reconciling status"),
+    }
+}
+
+pub fn error_policy(config: Arc<KafkaToolConfig>, error: &Error, ctx: Arc<Context>) -> Action {
+    ctx.metrics.error(error.metric_label());
+    let key = ConfigId::new(config.namespace().unwrap_or_default(), config.name_any());
+    let delay = ctx.backoff(&key, error.backoff_cap());
+    // A permanent error waits on the same backoff (see `Error::permanent`); the log says which.
+    warn!(namespace = %key.namespace, name = %key.name, %error, permanent = error.permanent(), retry_in_ms = delay.as_millis() as u64, "reconcile failed");
+    Action::requeue(delay)
+}
+
+/// Records in the reverse index what a config depends on as far as its spec and last status
+/// tell, before anything is read. A source edit that lands while this reconcile reads then either
+/// finds the config in the index (and reconciles it again) or is already in the version cache the
+/// reconcile reads next; recorded only after the read, an edit in between was lost. A standby
+/// records too, so that a new leader misses no edit while its reconcile-everything runs.
+fn record_known_dependencies(ctx: &Context, config: &KafkaToolConfig) {
+    if let Some((key, sources, globals)) = known_dependencies(config) {
+        lock(&ctx.index).record(&key, &sources, &globals);
+    }
+}
+
+/// The sources a config's spec names plus its last output, and the GlobalClientDefaults its last
+/// evaluation saw.
+fn known_dependencies(config: &KafkaToolConfig) -> Option<(ConfigId, Vec<SourceRef>, Vec<String>)> {
+    let namespace = config.namespace()?;
+    let mut sources = crate::engine::sources::referenced_sources(&config.spec.config);
+    let status = config.status.as_ref();
+    if let Some(output) = status.and_then(|s| s.output.as_ref())
+        && let Some(kind) = SourceKind::parse(&output.kind)
+    {
+        sources.push(SourceRef {
+            kind,
+            name: output.name.clone(),
+        });
+    }
+    let globals = status
+        .and_then(|s| s.inputs.as_ref())
+        .map(|inputs| {
+            inputs
+                .global_client_defaults
+                .iter()
+                .map(|g| g.name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    Some((
+        ConfigId::new(namespace, config.name_any()),
+        sources,
+        globals,
+    ))
+}
+
+/// The pipeline. Returns at once when the caches prove nothing changed since the live output
+/// was rendered; a refused output write is returned only after the status and events say so.
+async fn reconcile_inner(
+    config: &KafkaToolConfig,
+    ctx: &Arc<Context>,
+    namespace: &str,
+    name: &str,
+) -> Result<Action, Error> {
+    let opted_in = lock(&ctx.opt_ins).targets(namespace, name);
+    if unchanged(ctx, config, namespace, &opted_in) {
+        return Ok(Action::await_change());
+    }
+    let spec = &config.spec.config;
+    let uid = config.uid().ok_or(Error::MissingField("metadata.uid"))?;
+    let owner = Owner {
+        name,
+        namespace,
+        uid: Some(&uid),
+    };
+    let key = ConfigId::new(namespace, name);
+    let previous = report::previous_status(ctx, config, &key);
+    let before = previous.status.as_ref();
+
+    let read = dereference::dereference(ctx, spec, namespace).await?;
+    let evaluated = evaluate::evaluate(ctx, config, &key, &read);
+    let ev = &evaluated.ev;
+    let applied = output::apply_output(ctx, &owner, ev, before, spec).await?;
+    let rolled = rollout::roll_out(ctx, namespace, spec, &opted_in, ev, &applied.live).await?;
+    let gc = prune::prune(ctx, &owner, spec, &applied, &rolled.targets, before).await?;
+
+    let authors = read.fetched.authors;
+    let next = report::next_status(
+        ctx,
+        config,
+        &previous,
+        &evaluated,
+        &applied,
+        rolled.statuses,
+        authors,
+    );
+    if !report::write(ctx, &key, &previous, &next).await? {
+        // Deleted meanwhile: garbage collection removes its output.
+        return Ok(Action::await_change());
+    }
+    events::publish_transitions(ctx, config, before, &next, applied.wrote).await;
+
+    if let Some(error) = applied.refused {
+        return Err(error);
+    }
+    Ok(next_action(&applied.live, gc))
+}
+
+/// Nothing changed since the live output was rendered (a restart, the periodic resync): the
+/// caches prove it, so nothing is read or written. Workloads are not cached: with any rollout
+/// target the reconcile goes on and checks them. Its dependencies are in the index already:
+/// `record_known_dependencies` read them from the same spec and status.
+fn unchanged(
+    ctx: &Context,
+    config: &KafkaToolConfig,
+    namespace: &str,
+    opted_in: &[(RolloutKind, String)],
+) -> bool {
+    let unchanged = opted_in.is_empty() && inputs::unchanged(ctx, config, namespace).is_some();
+    if unchanged {
+        ctx.metrics.unchanged.inc();
+    }
+    unchanged
+}
+
+/// Rendered or invalid: nothing changes until the spec, a source or a GlobalClientDefaults does,
+/// and each of those is watched (plus the periodic resync, `keep_resyncing`). An output held by
+/// someone else, or old outputs held back, are checked again after a while.
+fn next_action(live: &Live, gc: GcPending) -> Action {
+    if live.write_failure.is_some() {
+        Action::requeue(CONFLICT_RETRY)
+    } else if gc == GcPending::Held {
+        Action::requeue(GC_RETRY)
+    } else if gc == GcPending::Observing {
+        Action::requeue(OBSERVE_RETRY)
+    } else {
+        Action::await_change()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(status: serde_json::Value) -> KafkaToolConfig {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "kafkaconfig.dev/v1alpha1",
+            "kind": "KafkaToolConfig",
+            "metadata": {"name": "orders", "namespace": "team-a"},
+            "spec": {
+                "tool": "kafka-console-producer",
+                "configFiles": [{"configMapKeyRef": {"name": "base-client", "key": "client.properties"}}],
+                "env": [{"name": "PASSWORD", "valueFrom": {"secretKeyRef": {"name": "sasl", "key": "password"}}}]
+            },
+            "status": status
+        }))
+        .expect("a valid KafkaToolConfig")
+    }
+
+    fn names(sources: &[SourceRef]) -> Vec<(SourceKind, &str)> {
+        sources.iter().map(|s| (s.kind, s.name.as_str())).collect()
+    }
+
+    #[test]
+    fn a_new_config_depends_on_what_its_spec_names_before_anything_is_read() {
+        let (key, sources, globals) =
+            known_dependencies(&config(serde_json::json!(null))).expect("a namespaced config");
+        assert_eq!(key, ConfigId::new("team-a", "orders"));
+        assert_eq!(
+            names(&sources),
+            [
+                (SourceKind::ConfigMap, "base-client"),
+                (SourceKind::Secret, "sasl")
+            ]
+        );
+        assert!(globals.is_empty());
+    }
+
+    #[test]
+    fn a_rendered_config_also_depends_on_its_output_and_the_globals_it_last_saw() {
+        let (_, sources, globals) = known_dependencies(&config(serde_json::json!({
+            "output": {"kind": "ConfigMap", "name": "orders-kafka", "keys": ["producer.properties"]},
+            "inputs": {"operator": "0.1.0", "globalClientDefaults": [{"name": "prod", "generation": 2}]}
+        })))
+        .expect("a namespaced config");
+        assert!(names(&sources).contains(&(SourceKind::ConfigMap, "orders-kafka")));
+        assert_eq!(globals, ["prod"]);
+    }
+}

@@ -1,0 +1,168 @@
+//! The status step: the next status from the evaluation, what is live and what the targets carry,
+//! plus a history entry for a new live hash; written only when it differs from the previous one.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kube::ResourceExt;
+use kube::api::Api;
+
+use crate::engine::sources::SourceRef;
+use crate::operator::apply;
+use crate::operator::authors::Authors;
+use crate::operator::context::{Context, Error};
+use crate::operator::crd::KafkaToolConfig;
+use crate::operator::history;
+use crate::operator::index::ConfigId;
+use crate::operator::inputs;
+use crate::operator::reconcile::evaluate::Evaluated;
+use crate::operator::reconcile::now;
+use crate::operator::reconcile::output::Applied;
+use crate::status::{self, Author, KafkaToolConfigStatus, RolloutStatus};
+
+/// The status the next one is built from and compared with.
+pub struct Previous {
+    /// Rebuilt from a projection (`KafkaToolConfigStatus::rebuilt`), or as it is.
+    pub status: Option<KafkaToolConfigStatus>,
+    /// The projection `status` was rebuilt from: the stored status's digest compares.
+    projection: Option<Arc<KafkaToolConfigStatus>>,
+}
+
+impl Previous {
+    fn differs(&self, next: &KafkaToolConfigStatus) -> bool {
+        match &self.projection {
+            Some(projection) => projection.differs_from_stored(next),
+            None => apply::status_changed(self.status.as_ref(), next),
+        }
+    }
+}
+
+/// The previous status, without a request: the cache's projection holds all the next status is
+/// built from (history, transition times, output keys, rollout) and a digest of the rest. When
+/// the cache has not yet seen this operator's last status write of the config (a reconcile that
+/// follows right after another), the projection of that write stands in for it.
+pub fn previous_status(ctx: &Context, config: &KafkaToolConfig, key: &ConfigId) -> Previous {
+    let projection = ctx
+        .unseen_status_write(key, config.resource_version().as_deref())
+        .or_else(|| config.status.clone().map(Arc::new));
+    match projection {
+        Some(projection) => match projection.rebuilt() {
+            Some(rebuilt) => Previous {
+                status: Some(rebuilt),
+                projection: Some(projection),
+            },
+            // Not a projection (a status built by hand): compared as it is.
+            None => Previous {
+                status: Some((*projection).clone()),
+                projection: None,
+            },
+        },
+        None => Previous {
+            status: None,
+            projection: None,
+        },
+    }
+}
+
+/// The next status (pure but for the caches of pods and GlobalClientDefaults authors).
+/// `rollout`: the targets' list as it is to be (`None`: the previous one stays);
+/// `sources`: who last changed each source, for history.
+pub fn next_status(
+    ctx: &Context,
+    config: &KafkaToolConfig,
+    previous: &Previous,
+    evaluated: &Evaluated,
+    applied: &Applied,
+    rollout: Option<Vec<RolloutStatus>>,
+    sources: BTreeMap<SourceRef, Author>,
+) -> KafkaToolConfigStatus {
+    let before = previous.status.as_ref();
+    let Evaluated { ev, seen } = evaluated;
+    let now = now();
+    let mut next = status::build(ev, config.metadata.generation, before, &applied.live, &now);
+    next.inputs = Some(inputs::InputsStatus {
+        // Kept until another annotation is the cause of a revision.
+        change_cause: before
+            .and_then(|s| s.inputs.as_ref())
+            .and_then(|i| i.change_cause.clone()),
+        ..inputs::to_status(seen, &ctx.hash_key_id)
+    });
+    if let Some(rollout) = rollout {
+        next.rollout = rollout;
+    }
+    let namespace = config.namespace().unwrap_or_default();
+    crate::operator::pods::record(&ctx.pods, &namespace, &mut next, before, &now);
+    record_history(
+        ctx, config, before, evaluated, applied, sources, &mut next, &now,
+    );
+    next
+}
+
+/// A new live hash (not a failed write) is a revision: `status.history` says what changed, why
+/// and who changed it.
+// The parts of one reconcile's result; a struct would only name them a second time.
+#[allow(clippy::too_many_arguments)]
+fn record_history(
+    ctx: &Context,
+    config: &KafkaToolConfig,
+    before: Option<&KafkaToolConfigStatus>,
+    Evaluated { ev, seen }: &Evaluated,
+    applied: &Applied,
+    sources: BTreeMap<SourceRef, Author>,
+    next: &mut KafkaToolConfigStatus,
+    now: &str,
+) {
+    let live = &applied.live;
+    let (Some(hash), Some(rendered)) = (&live.hash, &ev.rendered) else {
+        return;
+    };
+    if applied.previous_hash.as_deref() == Some(hash.as_str()) || live.write_failure.is_some() {
+        return;
+    }
+    // What the previous evaluation saw is in its status (also after a restart).
+    let seen_before = before.and_then(|before| {
+        Some(inputs::from_status(
+            before.observed_generation,
+            before.inputs.as_ref()?,
+        ))
+    });
+    let change = history::Change {
+        config,
+        ev,
+        previous_files: applied.previous_files.as_ref(),
+        files: &rendered.files,
+        previous: before,
+        hash_key_id: &ctx.hash_key_id,
+        seen_before: seen_before.as_ref(),
+        seen,
+        authors: Authors {
+            config: None,
+            sources,
+            globals: inputs::global_authors(ctx, seen),
+        },
+    };
+    history::record_revision(change, next, hash, now);
+}
+
+/// Writes `next` when it differs from the previous status. `false`: the config is gone (deleted
+/// meanwhile; garbage collection removes its output). Errors: [`Error::Status`].
+pub async fn write(
+    ctx: &Context,
+    key: &ConfigId,
+    previous: &Previous,
+    next: &KafkaToolConfigStatus,
+) -> Result<bool, Error> {
+    if !previous.differs(next) {
+        return Ok(true);
+    }
+    let api: Api<apply::Written<KafkaToolConfig>> =
+        Api::namespaced(ctx.client.clone(), &key.namespace);
+    match apply::write_status(&api, &ctx.metrics, &key.name, next).await {
+        Ok(written) => {
+            ctx.status_written(key, written, next);
+            Ok(true)
+        }
+        Err(Error::Kube(kube::Error::Api(status))) if status.is_not_found() => Ok(false),
+        Err(error) => Err(error.in_step(Error::Status)),
+    }
+}
