@@ -37,8 +37,12 @@ log() { printf '[peer] %s\n' "$*" >&2; }
   build_group reloader "reloader" "github.com/stakater/Reloader" "" )
 reloader="$E2E_BIN_DIR/reloader"
 
+# The commit the measured operator was built from: HEAD, or for a prebuilt binary the first line
+# of $PEER_OPERATOR_BIN.tree if present (written like scale.sh's).
+built_from=$(git rev-parse --short HEAD)
 if [[ -n "${PEER_OPERATOR_BIN:-}" ]]; then
   operator=$PEER_OPERATOR_BIN
+  if [[ -f "$operator.tree" ]]; then built_from=$(head -1 "$operator.tree"); else built_from=unknown; fi
 else
   log "building the operator (release, musl) and the ceiling client"
   nice -n 5 cargo build --release --locked --target x86_64-unknown-linux-musl --bin kafka-config-operator
@@ -85,6 +89,6 @@ elif [[ "${NO_WRITE:-}" == 1 ]]; then
   python3 "$here/peer/report.py" --summary "$E2E_RUN_DIR/peer-summary.json"
 else
   python3 "$here/peer/report.py" --summary "$E2E_RUN_DIR/peer-summary.json" --json docs/bench/results.json \
-    --command "e2e/bench/peer.sh${PEER_SIZES:+ (PEER_SIZES=$PEER_SIZES)}"
+    --commit "$built_from" --command "e2e/bench/peer.sh${PEER_SIZES:+ (PEER_SIZES=$PEER_SIZES)}"
   python3 "$here/render_table.py"
 fi

@@ -70,6 +70,7 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--command", default="e2e/bench/peer.sh")
     ap.add_argument("--check-complete", action="store_true")
+    ap.add_argument("--commit", help="the commit the operator was built from (default: HEAD)")
     a = ap.parse_args()
     with open(a.summary) as f:
         s = json.load(f)
@@ -93,7 +94,8 @@ def main():
         with open(a.json) as f:
             results = json.load(f)
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        commit = a.commit or subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                            text=True).stdout.strip()
         for k, v in got.items():
             results[k] = dict(v, measured=stamp, commit=commit)
         with open(a.json, "w") as f:
