@@ -72,7 +72,7 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
         ));
     }
 
-    let files = sources::load_files(
+    let mut files = sources::load_files(
         req.spec,
         req.namespace,
         req.sources,
@@ -111,8 +111,17 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
         ReferenceMode::Strict => Mode::Strict,
         ReferenceMode::Lenient => Mode::Lenient,
     };
-    for &role in &ev.roles {
-        let raws = collect(tool, req.spec, role, &files, &applied, &mut ev.problems);
+    for (at, &role) in ev.roles.iter().enumerate() {
+        let last_role = at + 1 == ev.roles.len();
+        let raws = collect(
+            tool,
+            req.spec,
+            role,
+            last_role,
+            &mut files,
+            &applied,
+            &mut ev.problems,
+        );
         let view = resolve(role, raws, &bindings, mode, &mut ev.source_problems);
         ev.views.insert(role, view);
     }

@@ -14,16 +14,17 @@ use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::reference::{self, Bindings, Mode};
 use crate::engine::render::{DIRECTORY_PROVIDER, FILE_PROVIDER};
-use crate::engine::sources::LoadedFile;
+use crate::engine::sources::{FileEntry, LoadedFile};
 use crate::engine::spec::{Precedence, Role, Scalar, ToolConfigSpec, properties_label};
 use crate::engine::taint::{SecretOrigin, Value};
 
 /// A value before references are resolved (Secret data when read from a Secret's file).
 pub(crate) struct Raw<'a> {
-    /// The text, to group the layers' values of a key (never shown: `contribution` names a
+    /// The key, to group the layers' values (its text is never shown: `contribution` names a
     /// key only when its value is plain, which a key read from a Secret file never has).
-    key: &'a str,
-    /// The key of a Secret file's entry that is Secret content: the merged key carries it.
+    key: RawKey<'a>,
+    /// The key of a Secret file's entry that is Secret content, when the entry lends it: the
+    /// merged key carries it.
     secret_key: Option<&'a Key>,
     layer: Layer,
     source: String,
@@ -32,11 +33,18 @@ pub(crate) struct Raw<'a> {
     only_when: Option<&'a OnlyWhen>,
 }
 
+/// A raw value's key: the text of a spec, catalogue or file key, or the key of a file entry
+/// given away by the file's last reader (so the merged view keeps it instead of a copy).
+enum RawKey<'a> {
+    Text(&'a str),
+    Owned(Key),
+}
+
 impl<'a> Raw<'a> {
     /// A value with no condition.
     fn new(key: &'a str, layer: Layer, source: String, text: impl Into<Value>) -> Self {
         Raw {
-            key,
+            key: RawKey::Text(key),
             secret_key: None,
             layer,
             source,
@@ -67,12 +75,14 @@ pub fn option_value(option: &ToolOption, value: &Scalar) -> Result<Option<String
     Ok(Some(value.to_text()))
 }
 
-/// The raw values of every layer for one role, lowest precedence first.
+/// The raw values of every layer for one role, lowest precedence first. `last_role`: no role
+/// after this one is collected, so the files' values are taken out of `files`, not copied.
 pub(crate) fn collect<'a>(
     tool: &'a Tool,
     spec: &'a ToolConfigSpec,
     role: Role,
-    files: &'a [LoadedFile],
+    last_role: bool,
+    files: &'a mut [LoadedFile],
     applied: &[&'a GlobalDefaults],
     problems: &mut Vec<Problem>,
 ) -> Vec<Raw<'a>> {
@@ -93,12 +103,13 @@ pub(crate) fn collect<'a>(
     push_globals(&mut raws, applied, role, Layer::ClusterDefaults);
 
     if let Some(defaults) = tool.tool_defaults.get(&role) {
+        let label = tool.default_label();
         for (key, value) in defaults {
             push(
                 &mut raws,
                 key,
                 Layer::ToolDefaults,
-                tool.default_label(),
+                label.clone(),
                 value.clone(),
             );
         }
@@ -153,17 +164,24 @@ pub(crate) fn collect<'a>(
         if file_role.is_some_and(|r| r != role) {
             continue;
         }
+        // A file no later role reads gives its values away instead of copying each one.
+        let last_reader = file_role.is_some() || last_role;
         let file_label = file.source_file();
-        for entry in &file.entries {
-            raws.push(Raw {
-                secret_key: entry.key.is_secret().then_some(&entry.key),
-                ..Raw::new(
-                    entry.key.borrow(),
-                    Layer::ConfigFiles,
-                    line_label(&file_label, entry.line),
-                    entry.value.clone(),
-                )
-            });
+        for FileEntry { key, value, line } in &mut file.entries {
+            let source = line_label(&file_label, *line);
+            let raw = if last_reader {
+                Raw {
+                    key: RawKey::Owned(std::mem::replace(key, Key::new(String::new()))),
+                    ..Raw::new("", Layer::ConfigFiles, source, std::mem::take(value))
+                }
+            } else {
+                let key: &'a Key = key;
+                Raw {
+                    secret_key: key.is_secret().then_some(key),
+                    ..Raw::new(key.borrow(), Layer::ConfigFiles, source, value.clone())
+                }
+            };
+            raws.push(raw);
         }
     }
 
@@ -221,7 +239,7 @@ pub(crate) fn collect<'a>(
                 let value = raws
                     .iter()
                     .rev()
-                    .find(|r| r.key == condition.key && r.only_when.is_none());
+                    .find(|r| r.key() == condition.key && r.only_when.is_none());
                 match value {
                     Some(r) => r.text.inspect(|text| condition.holds(Some(text))),
                     None => condition.holds(None),
@@ -276,7 +294,7 @@ fn contribution(
             let message = if from_secret {
                 error.to_string()
             } else {
-                format!("{}: {error}", raw.key)
+                format!("{}: {error}", raw.key())
             };
             Err(Problem::new(error.reason(), source, message))
         }
@@ -296,25 +314,33 @@ pub(crate) fn resolve(
     let providers = raws
         .iter()
         .rev()
-        .find(|r| r.key == "config.providers")
+        .find(|r| r.key() == "config.providers")
         .and_then(|r| r.text.as_plain())
         .and_then(|text| reference::resolve(text, bindings, &BTreeSet::new(), Mode::Lenient).ok())
         // Provider names read from a Secret are not used: they would be echoed as plain text.
         .and_then(|value| value.as_plain().map(reference::provider_names))
         .unwrap_or_default();
-    // Each key's values, lowest layer first: (key, position) of every raw, in order.
-    let mut order: Vec<(&str, usize)> = raws.iter().map(|r| r.key).zip(0..).collect();
-    order.sort_unstable();
+    // Each key's values, lowest layer first: the position of every raw, in order. Sorted
+    // stably, by key alone: equal keys keep their positions' order, and the runs already in key
+    // order (a file's lines often are, the spec's maps always) are merged instead of re-sorted.
+    let mut order: Vec<usize> = (0..raws.len()).collect();
+    order.sort_by(|&a, &b| raws[a].key().cmp(raws[b].key()));
     let set = ConfigCatalogue::get().set_for(role);
     // Built in key order and collected at the end: a BTreeMap is bulk-built from sorted input
     // without searching the tree for every key.
     let mut keys = Vec::with_capacity(order.len());
     // Values whose references do not resolve, reported in the order of the layers.
     let mut failures: Vec<(usize, Problem)> = Vec::new();
-    for positions in order.chunk_by(|a, b| a.0 == b.0) {
-        let key = positions[0].0;
+    let mut rest = &order[..];
+    while let Some(&first) = rest.first() {
+        let same = rest
+            .iter()
+            .take_while(|&&at| raws[at].key() == raws[first].key())
+            .count();
+        let (positions, later) = rest.split_at(same);
+        rest = later;
         let mut chain = Vec::with_capacity(positions.len() + 1);
-        for &(_, at) in positions.iter().rev() {
+        for &at in positions.iter().rev() {
             match contribution(&mut raws[at], bindings, &providers, mode) {
                 Ok(contribution) => chain.push(contribution),
                 Err(problem) => failures.push((at, problem)),
@@ -323,7 +349,8 @@ pub(crate) fn resolve(
         if chain.is_empty() {
             continue;
         }
-        let def = set.and_then(|set| set.get(key));
+        let key = merged_key(&mut raws, positions);
+        let def = set.and_then(|set| set.get(key.borrow()));
         if let Some(default) = def.and_then(|def| def.default.as_ref()) {
             chain.push(Contribution::new(
                 Layer::KafkaDefaults,
@@ -331,13 +358,6 @@ pub(crate) fn resolve(
                 default.clone(),
             ));
         }
-        // Secret content when any layer read it from a Secret file that Kafka does not define
-        // (named by the highest such line): the same text elsewhere does not make it public.
-        let key = positions
-            .iter()
-            .rev()
-            .find_map(|&(_, at)| raws[at].secret_key)
-            .map_or_else(|| Key::new(key), Key::clone);
         keys.push((key.clone(), Provenance { key, chain, def }));
     }
     failures.sort_by_key(|(at, _)| *at);
@@ -345,6 +365,50 @@ pub(crate) fn resolve(
     RoleView {
         keys: keys.into_iter().collect(),
         providers,
+    }
+}
+
+impl Raw<'_> {
+    fn key(&self) -> &str {
+        match &self.key {
+            RawKey::Text(text) => text,
+            RawKey::Owned(key) => key.borrow(),
+        }
+    }
+
+    /// The key of a Secret file's entry that is Secret content.
+    fn secret_key(&self) -> Option<&Key> {
+        match &self.key {
+            RawKey::Owned(key) if key.is_secret() => Some(key),
+            _ => self.secret_key,
+        }
+    }
+}
+
+/// The key of a merged view for the raw values at `positions` (all of one key), taken out of
+/// them when a file entry gave its key away. Secret content when any layer read it from a Secret
+/// file that Kafka does not define (named by the highest such line): the same text elsewhere does
+/// not make it public.
+fn merged_key(raws: &mut [Raw<'_>], positions: &[usize]) -> Key {
+    let from_secret = positions
+        .iter()
+        .rev()
+        .find(|&&at| raws[at].secret_key().is_some());
+    let from_file = || {
+        positions
+            .iter()
+            .rev()
+            .find(|&&at| matches!(raws[at].key, RawKey::Owned(_)))
+    };
+    let Some(&at) = from_secret.or_else(from_file) else {
+        return Key::new(positions.first().map_or("", |&at| raws[at].key()));
+    };
+    match &mut raws[at].key {
+        RawKey::Owned(key) => std::mem::replace(key, Key::new(String::new())),
+        RawKey::Text(_) => raws[at]
+            .secret_key()
+            .cloned()
+            .unwrap_or_else(|| Key::new(raws[at].key())),
     }
 }
 

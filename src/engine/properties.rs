@@ -361,8 +361,13 @@ fn push_unit(out: &mut String, high: Option<u16>, unit: u16) -> Result<Option<u1
 pub fn store<'a, I>(entries: I) -> String
 where
     I: IntoIterator<Item = (&'a str, &'a str)>,
+    I::IntoIter: Clone,
 {
-    let mut out = String::new();
+    let entries = entries.into_iter();
+    // Sized for the common case (nothing escaped) in one pass over the lengths: a buffer grown by
+    // doubling copies a large file several times over.
+    let size = entries.clone().map(|(k, v)| k.len() + v.len() + 2).sum();
+    let mut out = String::with_capacity(size);
     for (key, value) in entries {
         store_entry(&mut out, key, value);
     }

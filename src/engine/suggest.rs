@@ -87,12 +87,18 @@ impl Profile {
     }
 }
 
-/// The summed differences of two count tables. Summed as u32: the form the compiler turns into a
-/// few sum-of-differences instructions (summed as usize it is seven times slower).
+/// The summed differences of two count tables. Summed as u32 over 8-byte chunks: the form the
+/// compiler turns into one sum-of-differences instruction per chunk (summed as usize it is seven
+/// times slower, and over the whole table at once twice as slow).
 fn difference(a: &[u8; 64], b: &[u8; 64]) -> u32 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| u32::from(x.abs_diff(*y)))
+    a.chunks_exact(8)
+        .zip(b.chunks_exact(8))
+        .map(|(x, y)| {
+            x.iter()
+                .zip(y)
+                .map(|(p, q)| u32::from(p.abs_diff(*q)))
+                .sum::<u32>()
+        })
         .sum()
 }
 

@@ -77,19 +77,20 @@ impl ToolOption {
         self.flag.is_some()
     }
 
-    /// `--NAME default`: the source of the option's default.
+    /// `--NAME default`: the source of the option's default. Joined rather than formatted, as
+    /// the other labels: every evaluation builds one for each option of its tool.
     pub fn default_label(&self) -> String {
-        format!("--{} default", self.name)
+        ["--", &self.name, " default"].concat()
     }
 
     /// `args.NAME`: the source of the value `spec.args` gives the option.
     pub fn args_label(&self) -> String {
-        format!("args.{}", self.name)
+        ["args.", &self.name].concat()
     }
 
     /// `--NAME (forced by TOOL)`, `tool` being the option's own tool.
     pub fn forced_label(&self, tool: &str) -> String {
-        format!("--{} (forced by {tool})", self.name)
+        ["--", &self.name, " (forced by ", tool, ")"].concat()
     }
 }
 
@@ -142,12 +143,12 @@ pub struct Tool {
 impl Tool {
     /// `TOOL default`: the source of the tool's defaults.
     pub fn default_label(&self) -> String {
-        format!("{} default", self.name)
+        [&self.name, " default"].concat()
     }
 
     /// `forced by TOOL`: the source of the values the tool forces.
     pub fn forced_label(&self) -> String {
-        format!("forced by {}", self.name)
+        ["forced by ", &self.name].concat()
     }
 
     pub fn option(&self, name: &str) -> Option<&ToolOption> {
