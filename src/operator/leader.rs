@@ -164,3 +164,132 @@ impl LeaseLock {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use http::{Method, StatusCode};
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::operator::fixtures::{self, Exchange, api_status};
+
+    const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/ops/leases";
+    const LEASE: &str = "/apis/coordination.k8s.io/v1/namespaces/ops/leases/kco";
+
+    fn lease(holder: Option<&str>, renewed_secs_ago: i64, transitions: i32) -> Value {
+        let renewed = Timestamp::now() - SignedDuration::from_secs(renewed_secs_ago);
+        json!({
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "kco", "namespace": "ops", "resourceVersion": "41"},
+            "spec": {
+                "holderIdentity": holder,
+                "leaseDurationSeconds": LEASE_DURATION_SECONDS,
+                "renewTime": MicroTime(renewed),
+                "leaseTransitions": transitions,
+            },
+        })
+    }
+
+    /// One attempt by `me` against `exchanges`; returns its outcome and what the server got.
+    async fn attempt(exchanges: Vec<Exchange>) -> (Attempt, Vec<fixtures::Received>) {
+        let (client, api_server) = fixtures::client();
+        let scenario = api_server.run(exchanges);
+        let lock = LeaseLock::new(client, "ops", "kco", "me");
+        let outcome = lock.try_acquire_or_renew().await;
+        drop(lock);
+        let received = fixtures::finish(scenario).await;
+        (outcome.expect("no API error"), received)
+    }
+
+    fn echo(request: &fixtures::Received) -> (StatusCode, Value) {
+        (StatusCode::OK, request.body.clone())
+    }
+
+    #[tokio::test]
+    async fn without_a_lease_it_creates_one_naming_itself() {
+        let (outcome, received) = attempt(vec![
+            Exchange::get_absent(LEASE),
+            Exchange::new(Method::POST, LEASES, |r| {
+                assert_eq!(r.body["spec"]["holderIdentity"], "me");
+                assert_eq!(r.body["spec"]["leaseTransitions"], 0);
+                (StatusCode::CREATED, r.body.clone())
+            }),
+        ])
+        .await;
+        assert_eq!(outcome, Attempt::Held);
+        assert_eq!(received.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_lease_another_replica_renewed_recently_is_left_alone() {
+        let (outcome, received) =
+            attempt(vec![Exchange::get(LEASE, lease(Some("other"), 3, 4))]).await;
+        assert_eq!(outcome, Attempt::HeldBy("other".into()));
+        assert_eq!(received.len(), 1, "a standby writes nothing");
+    }
+
+    #[tokio::test]
+    async fn an_expired_lease_is_taken_over_with_the_version_read() {
+        let (outcome, _) = attempt(vec![
+            Exchange::get(LEASE, lease(Some("other"), 60, 4)),
+            Exchange::new(Method::PUT, LEASE, |r| {
+                assert_eq!(r.body["metadata"]["resourceVersion"], "41");
+                assert_eq!(r.body["spec"]["holderIdentity"], "me");
+                assert_eq!(r.body["spec"]["leaseTransitions"], 5);
+                echo(r)
+            }),
+        ])
+        .await;
+        assert_eq!(outcome, Attempt::Held);
+    }
+
+    #[tokio::test]
+    async fn the_holder_renews_without_counting_a_transition() {
+        let (outcome, _) = attempt(vec![
+            Exchange::get(LEASE, lease(Some("me"), 4, 2)),
+            Exchange::new(Method::PUT, LEASE, |r| {
+                assert_eq!(r.body["spec"]["holderIdentity"], "me");
+                assert_eq!(r.body["spec"]["leaseTransitions"], 2);
+                echo(r)
+            }),
+        ])
+        .await;
+        assert_eq!(outcome, Attempt::Held);
+    }
+
+    #[tokio::test]
+    async fn losing_the_race_for_an_expired_lease_is_a_conflict_not_an_error() {
+        let (outcome, _) = attempt(vec![
+            Exchange::get(LEASE, lease(Some("other"), 60, 4)),
+            Exchange::new(Method::PUT, LEASE, |_| {
+                (
+                    StatusCode::CONFLICT,
+                    api_status(409, "Conflict", "the object has been modified"),
+                )
+            }),
+        ])
+        .await;
+        assert_eq!(outcome, Attempt::Conflict);
+    }
+
+    #[tokio::test]
+    async fn release_gives_up_only_a_lease_it_holds() {
+        let (client, api_server) = fixtures::client();
+        let scenario = api_server.run(vec![
+            Exchange::get(LEASE, lease(Some("me"), 1, 2)),
+            Exchange::new(Method::PUT, LEASE, |r| {
+                assert_eq!(r.body["spec"]["holderIdentity"], Value::Null);
+                assert_eq!(r.body["spec"]["leaseDurationSeconds"], 1);
+                echo(r)
+            }),
+            // Held by another replica by now: nothing is written.
+            Exchange::get(LEASE, lease(Some("other"), 1, 3)),
+        ]);
+        let lock = LeaseLock::new(client, "ops", "kco", "me");
+        lock.release().await;
+        lock.release().await;
+        drop(lock);
+        assert_eq!(fixtures::finish(scenario).await.len(), 3);
+    }
+}
