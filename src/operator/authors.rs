@@ -18,8 +18,13 @@ pub const SPEC: &[&str] = &["f:spec"];
 /// The content of a ConfigMap or a Secret.
 pub const DATA: &[&str] = &["f:data", "f:binaryData", "f:stringData"];
 
-/// The latest entry that changed one of `content` (an entry without a field set is one
-/// [`keep_latest`] already picked). Status writes do not count.
+/// The latest entry that owns a field inside one of `content` (an entry without a field set is
+/// one [`keep_latest`] already picked). Status writes do not count.
+///
+/// Owning a field, not just naming `content`: when another manager changes a key, Kubernetes
+/// moves the key to it and leaves the old manager an empty `f:data: {}`. Times are whole
+/// seconds and ties are sorted by manager name, so the time alone would name the old manager
+/// for an edit made in the same second.
 fn latest<'a>(meta: &'a ObjectMeta, content: &[&str]) -> Option<&'a ManagedFieldsEntry> {
     meta.managed_fields
         .iter()
@@ -28,9 +33,15 @@ fn latest<'a>(meta: &'a ObjectMeta, content: &[&str]) -> Option<&'a ManagedField
         .filter(|e| {
             e.fields_v1
                 .as_ref()
-                .is_none_or(|f| content.iter().any(|c| f.0.get(*c).is_some()))
+                .is_none_or(|f| content.iter().any(|c| owns_a_field_in(f.0.get(*c))))
         })
         .max_by_key(|e| e.time.as_ref().map(|t| t.0))
+}
+
+/// Whether a field set's node has a member field (`.` is the map itself, not its content).
+fn owns_a_field_in(node: Option<&serde_json::Value>) -> bool {
+    node.and_then(serde_json::Value::as_object)
+        .is_some_and(|fields| fields.keys().any(|k| k != "."))
 }
 
 /// Replaces managedFields with the entry [`author`] reads, without its field set.
@@ -128,7 +139,11 @@ mod tests {
         let mut meta = ObjectMeta {
             name: Some("orders".into()),
             managed_fields: Some(vec![
-                entry("kubectl-client-side-apply", 100, json!({"f:spec": {}})),
+                entry(
+                    "kubectl-client-side-apply",
+                    100,
+                    json!({"f:spec": {"f:tool": {}}}),
+                ),
                 entry("argocd-controller", 200, json!({"f:spec": {"f:x": {}}})),
                 // Later, but a label and a status write: not a content change.
                 entry(
@@ -151,6 +166,31 @@ mod tests {
             Some(author),
             "the kept entry says the same"
         );
+    }
+
+    /// What the API server holds after `kubectl apply` created a ConfigMap and helm patched its
+    /// key within the same second: both entries at one time, sorted by manager name.
+    #[test]
+    fn an_edit_in_the_same_second_names_the_manager_that_now_owns_the_key() {
+        let meta = ObjectMeta {
+            name: Some("base".into()),
+            managed_fields: Some(vec![
+                entry("helm", 100, json!({"f:data": {"f:client.properties": {}}})),
+                entry(
+                    "kubectl-client-side-apply",
+                    100,
+                    json!({"f:data": {}, "f:metadata": {"f:annotations": {".": {}}}}),
+                ),
+            ]),
+            ..ObjectMeta::default()
+        };
+        let by = author("ConfigMap", &meta, DATA).map(|a| a.manager);
+        assert_eq!(by.as_deref(), Some("helm"));
+        let map_only = ObjectMeta {
+            managed_fields: Some(vec![entry("kubectl", 100, json!({"f:data": {".": {}}}))]),
+            ..meta
+        };
+        assert_eq!(author("ConfigMap", &map_only, DATA), None);
     }
 
     #[test]

@@ -124,7 +124,7 @@ mod tests {
                 "metadata": {"name": "c", "namespace": "ns", "generation": generation,
                     "managedFields": [{"manager": "argocd-controller", "operation": "Apply",
                         "time": "2026-12-06T00:00:00Z", "fieldsType": "FieldsV1",
-                        "fieldsV1": {"f:spec": {}}}]},
+                        "fieldsV1": {"f:spec": {"f:tool": {}}}}]},
                 "spec": {"tool": "kafka-topics"},
                 "status": status,
             }))
