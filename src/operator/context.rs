@@ -54,10 +54,11 @@ pub struct Caches {
     pub configs: Vec<Store<KafkaToolConfig>>,
     /// resourceVersions of the ConfigMaps and Secrets of each scope (see `versions.rs`).
     pub versions: Vec<ScopeVersions>,
-    /// Set once the namespace, GlobalClientDefaults, version and workload caches have their
+    /// Set once the namespace, GlobalClientDefaults, version, workload and pods caches have their
     /// first list. Reconciles wait for it: rendering before the namespaces and GlobalClientDefaults
-    /// are full would change content, "unchanged" and "absent" need full version caches, and a
-    /// rollout needs the workloads that opted in.
+    /// are full would change content, "unchanged" and "absent" need full version caches, a
+    /// rollout needs the workloads that opted in, and "unchanged" with rollout targets needs the
+    /// pods' numbers.
     pub synced: Synced,
     /// One flag per workload status watch (`sync_status.rs`); moved to [`Context::pods`].
     pub pods_synced: Vec<Synced>,

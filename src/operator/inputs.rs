@@ -117,8 +117,9 @@ pub fn from_status(generation: Option<i64>, inputs: &InputsStatus) -> Seen {
 /// was rendered: same generation, Ready, same operator version and content-hash key, every
 /// referenced source at the recorded resourceVersion, the same GlobalClientDefaults at the same
 /// generations selecting it, and the output object still controlled by this config, holding the recorded hash,
-/// with files nobody else wrote. Rollout targets and immutable outputs are always checked
-/// against the API server (their state is not cached).
+/// with files nobody else wrote. Immutable outputs are always checked against the API server
+/// (the ReplicaSets that may still mount old ones are not cached); rollout targets are the
+/// caller's to prove (`reconcile::unchanged`).
 pub fn unchanged(ctx: &Context, config: &KafkaToolConfig, namespace: &str) -> Option<Seen> {
     let generation = config.metadata.generation;
     let status = config.status.as_ref()?;
@@ -136,9 +137,7 @@ pub fn unchanged(ctx: &Context, config: &KafkaToolConfig, namespace: &str) -> Op
         return None;
     }
     let spec = &config.spec.config;
-    if spec.output().immutable == Some(true)
-        || spec.rollout.as_ref().is_some_and(|r| !r.targets.is_empty())
-    {
+    if spec.output().immutable == Some(true) {
         return None;
     }
     let seen = from_status(generation, inputs);

@@ -86,6 +86,12 @@ impl Workloads {
         }
     }
 
+    /// Whether the workload's pod template carries `hash`, as its watch last saw it.
+    pub fn template_carries(&self, kind: &str, namespace: &str, name: &str, hash: &str) -> bool {
+        self.get(kind, namespace, name)
+            .is_some_and(|pods| pods.hash.is(hash))
+    }
+
     pub fn all_synced(&self) -> bool {
         self.synced.iter().all(Synced::is_set)
     }

@@ -47,19 +47,6 @@ fn targeting(
         .collect()
 }
 
-/// The configs with a rollout target of `kind`.
-fn with_targets(ctx: &Context, kind: &str) -> Vec<ObjectRef<KafkaToolConfig>> {
-    ctx.all_configs()
-        .iter()
-        .filter(|c| {
-            c.status
-                .as_ref()
-                .is_some_and(|s| s.rollout.iter().any(|r| r.kind == kind))
-        })
-        .map(|c| ObjectRef::from_obj(&**c))
-        .collect()
-}
-
 /// Watches one kind in `scope` (all namespaces when `None`).
 fn watch<K>(
     client: &Client,
@@ -90,14 +77,9 @@ fn watch<K>(
                 Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => (o, false),
                 Ok(watcher::Event::Delete(o)) => (o, true),
                 Ok(watcher::Event::InitDone) => {
-                    // Reconciles before the first list kept the previous counts: refresh every
-                    // config with a target of this kind once (one pass over the configs).
-                    if !synced.is_set() {
-                        synced.mark();
-                        for config in with_targets(&ctx, kind) {
-                            send(config);
-                        }
-                    }
+                    // Reconciles wait for this first list (`Caches::synced`): none has read
+                    // the numbers before, so none needs to run again for them.
+                    synced.mark();
                     continue;
                 }
                 Ok(watcher::Event::Init) => continue,

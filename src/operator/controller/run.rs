@@ -161,7 +161,8 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
         .iter()
         .map(|_| kinds.iter().map(|k| (*k, Synced::default())).collect())
         .collect();
-    // What reconciles wait for: every cache they read has its first list.
+    // What reconciles wait for: every cache they read has its first list (the pods' numbers
+    // too: with them a restart proves a rollout current without reading the workload).
     let inputs_synced = Synced::all(
         [namespaces_synced, globals_synced]
             .into_iter()
@@ -171,6 +172,7 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
                     .flatten()
                     .map(|(_, flag)| flag.clone()),
             )
+            .chain(pod_flags.iter().flatten().cloned())
             .chain(
                 versions
                     .iter()

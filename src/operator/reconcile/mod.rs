@@ -27,6 +27,7 @@ use crate::operator::crd::KafkaToolConfig;
 use crate::operator::dereference;
 use crate::operator::index::ConfigId;
 use crate::operator::inputs;
+use crate::operator::pods;
 use crate::output::Owner;
 use crate::status::{self, KafkaToolConfigStatus, Live, READY, RECONCILING};
 
@@ -227,8 +228,7 @@ async fn reconcile_inner(
 }
 
 /// Nothing changed since the live output was rendered (a restart, the periodic resync): the
-/// caches prove it, so nothing is read or written. Workloads are not cached: with any rollout
-/// target the reconcile goes on and checks them. Its dependencies are in the index already:
+/// caches prove it, so nothing is read or written. Its dependencies are in the index already:
 /// `record_known_dependencies` read them from the same spec and status.
 fn unchanged(
     ctx: &Context,
@@ -236,11 +236,63 @@ fn unchanged(
     namespace: &str,
     opted_in: &[(RolloutKind, String)],
 ) -> bool {
-    let unchanged = opted_in.is_empty() && inputs::unchanged(ctx, config, namespace).is_some();
+    let unchanged = inputs::unchanged(ctx, config, namespace).is_some()
+        && rollout_current(ctx, config, namespace, opted_in);
     if unchanged {
         ctx.metrics.unchanged.inc();
     }
     unchanged
+}
+
+/// The rollout needs nothing, as the workload watches prove: the status lists exactly the
+/// targets (named, then opted in), each with the recorded hash, each target's pod template
+/// carries that hash, and the pod numbers and `Synced` in the status are the watch's. Argo
+/// Rollouts are not watched: a config that targets one reads it.
+fn rollout_current(
+    ctx: &Context,
+    config: &KafkaToolConfig,
+    namespace: &str,
+    opted_in: &[(RolloutKind, String)],
+) -> bool {
+    let Some(status) = config.status.as_ref() else {
+        return false;
+    };
+    let named = config
+        .spec
+        .config
+        .rollout
+        .as_ref()
+        .map(|r| r.targets.as_slice())
+        .unwrap_or(&[]);
+    let targets = apply::Target::merged(named, opted_in);
+    if targets.is_empty() {
+        return status.rollout.is_empty();
+    }
+    let Some(hash) = status.config_hash.as_deref() else {
+        return false;
+    };
+    let listed = targets.len() == status.rollout.len()
+        && targets.iter().zip(&status.rollout).all(|(target, listed)| {
+            let kind = format!("{:?}", target.kind);
+            target.kind != RolloutKind::Rollout
+                && listed.kind == kind
+                && listed.name == target.name
+                && listed.via.is_some() == target.opted_in
+                && listed.hash.as_deref() == Some(hash)
+                && ctx
+                    .pods
+                    .template_carries(&kind, namespace, &target.name, hash)
+        });
+    if !listed || !ctx.pods.all_synced() {
+        return false;
+    }
+    // The cache keeps a projection: conditions without messages. The counts and Synced's
+    // value decide its message (every hash is current here), so they are what is compared.
+    let stored = status.rebuilt().unwrap_or_else(|| status.clone());
+    let mut now = stored.clone();
+    pods::record(&ctx.pods, namespace, &mut now, Some(&stored), &self::now());
+    let synced = |s: &KafkaToolConfigStatus| s.condition(pods::SYNCED).map(|c| c.status.clone());
+    now.rollout == stored.rollout && synced(&now) == synced(&stored)
 }
 
 /// Rendered or invalid: nothing changes until the spec, a source or a GlobalClientDefaults does,
@@ -294,6 +346,120 @@ mod tests {
             ]
         );
         assert!(globals.is_empty());
+    }
+
+    const HASH: &str = "hmac-sha256:ab12";
+
+    /// A config rolling Deployment `api` (and `targets` more), with `status` as stored.
+    fn rolling(targets: serde_json::Value, status: serde_json::Value) -> KafkaToolConfig {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "kafkaconfig.dev/v1alpha1",
+            "kind": "KafkaToolConfig",
+            "metadata": {"name": "orders", "namespace": "team-a"},
+            "spec": {"tool": "kafka-console-producer", "rollout": {"targets": targets}},
+            "status": status
+        }))
+        .expect("a valid KafkaToolConfig")
+    }
+
+    /// What the status says after a rollout of `api` whose one pod runs `HASH`.
+    fn rolled(synced: &str) -> serde_json::Value {
+        serde_json::json!({
+            "configHash": HASH,
+            "rollout": [{"kind": "Deployment", "name": "api", "hash": HASH,
+                         "updated": 1, "ready": 1, "total": 1}],
+            "conditions": [{"type": "Synced", "status": synced, "reason": "AllPodsCurrent",
+                            "message": "the pods of all 1 targets run the current hash",
+                            "lastTransitionTime": "2026-12-06T00:00:00Z"}]
+        })
+    }
+
+    /// A context whose Deployment watch saw `api` with `hash` on its template and `ready` pods.
+    fn watching(hash: &str, ready: i32) -> Arc<Context> {
+        let (ctx, _api_server) = crate::operator::fixtures::context(&[], Vec::new());
+        let deployment: k8s_openapi::api::apps::v1::Deployment =
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "api", "namespace": "team-a", "generation": 2},
+                "spec": {"replicas": 1, "selector": {},
+                         "template": {"metadata": {"annotations": {crate::output::HASH_ANNOTATION: hash}}}},
+                "status": {"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1,
+                           "readyReplicas": ready}
+            }))
+            .expect("a Deployment");
+        let key = ("Deployment", "team-a".into(), "api".into());
+        ctx.pods.observe(key, pods::deployment(&deployment));
+        ctx
+    }
+
+    fn current(
+        ctx: &Context,
+        config: &KafkaToolConfig,
+        opted_in: &[(RolloutKind, String)],
+    ) -> bool {
+        rollout_current(ctx, config, "team-a", opted_in)
+    }
+
+    #[tokio::test]
+    async fn the_workload_watch_proves_a_rollout_current_from_the_stored_or_the_cached_status() {
+        let api = serde_json::json!([{"kind": "Deployment", "name": "api"}]);
+        let ctx = watching(HASH, 1);
+        let config = rolling(api.clone(), rolled("True"));
+        assert!(current(&ctx, &config, &[]));
+        let mut cached = config.clone();
+        cached.status = cached.status.take().map(KafkaToolConfigStatus::cached);
+        assert!(
+            current(&ctx, &cached, &[]),
+            "the cache's projection proves it too"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_rollout_is_not_current_when_anything_the_status_says_about_it_moved() {
+        let api = serde_json::json!([{"kind": "Deployment", "name": "api"}]);
+        // The template carries another hash (someone edited it, or a rollout was lost).
+        assert!(!current(
+            &watching("hmac-sha256:ffff", 1),
+            &rolling(api.clone(), rolled("True")),
+            &[]
+        ));
+        // A pod is no longer ready: the counts and Synced are to be written.
+        assert!(!current(
+            &watching(HASH, 0),
+            &rolling(api.clone(), rolled("True")),
+            &[]
+        ));
+        // The status says Synced=False, the pods are all current now.
+        assert!(!current(
+            &watching(HASH, 1),
+            &rolling(api.clone(), rolled("False")),
+            &[]
+        ));
+        // A workload opted in since: it is rolled and listed.
+        let worker = [(RolloutKind::Deployment, "worker".to_string())];
+        assert!(!current(
+            &watching(HASH, 1),
+            &rolling(api.clone(), rolled("True")),
+            &worker
+        ));
+        // An Argo Rollout is not watched: it is read.
+        let argo = serde_json::json!([{"kind": "Rollout", "name": "api"}]);
+        let mut status = rolled("True");
+        status["rollout"][0]["kind"] = "Rollout".into();
+        assert!(!current(&watching(HASH, 1), &rolling(argo, status), &[]));
+        // No target any more, but the status still lists one: the list goes.
+        assert!(!current(
+            &watching(HASH, 1),
+            &rolling(serde_json::json!([]), rolled("True")),
+            &[]
+        ));
+        assert!(current(
+            &watching(HASH, 1),
+            &rolling(
+                serde_json::json!([]),
+                serde_json::json!({"configHash": HASH})
+            ),
+            &[]
+        ));
     }
 
     #[test]
