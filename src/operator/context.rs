@@ -102,15 +102,36 @@ pub struct Context {
     pub event_queue: Option<tokio::sync::mpsc::Sender<QueuedEvent>>,
     /// The pods of the rollout targets (`sync_status.rs`).
     pub pods: crate::operator::pods::Workloads,
+    /// Reconciles running now: queued Events wait until none is (`reconcile::deliver_events`).
+    pub running: watch::Sender<usize>,
 }
 
-/// An Event and the object it is about.
-pub type QueuedEvent = (
-    k8s_openapi::api::core::v1::ObjectReference,
-    kube::runtime::events::Event,
-);
-/// Events queued at most; beyond, a reconcile publishes its own.
-pub const EVENT_QUEUE: usize = 256;
+/// An Event waiting for delivery.
+pub enum QueuedEvent {
+    /// A `Rendered` Event: its note is built at delivery from the config's history entry
+    /// (the status is the record; the Event repeats it), so a queued one is a few dozen bytes,
+    /// not a first render's note that lists every key.
+    Rendered {
+        config: ConfigId,
+        output_kind: &'static str,
+        output: Box<str>,
+        hash: Box<str>,
+        /// The history entry this render added; none for a repair (same content again).
+        revision: Option<i64>,
+    },
+    /// Any other Event, whole, and the object it is about (boxed: few are queued, and every
+    /// slot of the queue is the size of the largest variant).
+    Whole(
+        Box<(
+            k8s_openapi::api::core::v1::ObjectReference,
+            kube::runtime::events::Event,
+        )>,
+    ),
+}
+/// Events queued at most; beyond, a reconcile publishes its own. Rendered Events wait for the
+/// reconciles to finish (`reconcile::deliver_events`): an initial sync of 10,000 configs queues
+/// one each, about 150 bytes.
+pub const EVENT_QUEUE: usize = 16_384;
 /// Events published at once by `reconcile::deliver_events`.
 pub const EVENTS_AT_ONCE: usize = 4;
 
@@ -156,6 +177,7 @@ impl Context {
             hash_key,
             event_queue,
             pods,
+            running: watch::Sender::new(0),
         }
     }
 
@@ -203,6 +225,15 @@ impl Context {
     /// The cache's current version of a config (`None`: no longer cached, i.e. deleted).
     pub fn latest_config(&self, config: &KafkaToolConfig) -> Option<Arc<KafkaToolConfig>> {
         let reference = ObjectRef::from_obj(config);
+        self.caches
+            .configs
+            .iter()
+            .find_map(|store| store.get(&reference))
+    }
+
+    /// The cache's current version of the config `id` (`None`: not cached).
+    pub fn cached_config(&self, id: &ConfigId) -> Option<Arc<KafkaToolConfig>> {
+        let reference = id.object_ref();
         self.caches
             .configs
             .iter()

@@ -11,80 +11,98 @@ use tokio::sync::mpsc::Receiver;
 use tokio::sync::mpsc::error::TrySendError;
 use tracing::{info, warn};
 
+use super::report;
+use crate::operator::config_id::ConfigId;
 use crate::operator::context::{Context, EVENTS_AT_ONCE, QueuedEvent};
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::history;
-use crate::status::{KafkaToolConfigStatus, READY};
+use crate::status::{HistoryEntry, KafkaToolConfigStatus, READY};
 
-/// Events on transitions only (a resync publishes nothing). Messages are the status messages,
-/// which never carry secret values.
-fn transition_events(
-    previous: Option<&KafkaToolConfigStatus>,
-    next: &KafkaToolConfigStatus,
-    wrote: Option<(&str, String, String)>,
-) -> Vec<Event> {
-    let mut events = Vec::new();
-    // A new history entry (a repair of the output's content adds none).
-    let before = previous.and_then(|p| p.history.last()).map(|e| &e.hash);
-    let revision = next.history.last().filter(|e| Some(&e.hash) != before);
-    if let Some((kind, name, hash)) = wrote {
-        info!(%kind, output = %name, %hash, "rendered");
-        events.push(Event {
-            type_: EventType::Normal,
-            reason: "Rendered".into(),
-            note: Some(history::event_note(kind, &name, &hash, revision)),
-            action: "Render".into(),
-            secondary: None,
-        });
+/// The `Rendered` Event of a render: output, hash and the history entry it added (if any).
+fn rendered(kind: &str, output: &str, hash: &str, revision: Option<&HistoryEntry>) -> Event {
+    Event {
+        type_: EventType::Normal,
+        reason: "Rendered".into(),
+        note: Some(history::event_note(kind, output, hash, revision)),
+        action: "Render".into(),
+        secondary: None,
     }
-    let ready = next.condition(READY);
-    let was = previous.and_then(|p| p.condition(READY));
-    if let Some(ready) = ready
-        && ready.status == "False"
-        && was.is_none_or(|w| w.status != ready.status || w.reason != ready.reason)
-    {
-        warn!(reason = %ready.reason, message = %ready.message, "not ready");
-        let mut note = ready.message.clone();
-        note.truncate(1000);
-        events.push(Event {
-            type_: EventType::Warning,
-            reason: ready.reason.clone(),
-            note: Some(note),
-            action: "Render".into(),
-            secondary: None,
-        });
-    }
-    events
 }
 
-/// The events step: publishes the transitions from `previous` to `next` (and the output's
-/// render), if any.
+/// The Warning Event of a transition to Ready=False, if this is one. Its message is the status
+/// message, which never carries secret values.
+fn not_ready(
+    previous: Option<&KafkaToolConfigStatus>,
+    next: &KafkaToolConfigStatus,
+) -> Option<Event> {
+    let ready = next.condition(READY)?;
+    let was = previous.and_then(|p| p.condition(READY));
+    if ready.status != "False"
+        || was.is_some_and(|w| w.status == ready.status && w.reason == ready.reason)
+    {
+        return None;
+    }
+    warn!(reason = %ready.reason, message = %ready.message, "not ready");
+    let mut note = ready.message.clone();
+    note.truncate(1000);
+    Some(Event {
+        type_: EventType::Warning,
+        reason: ready.reason.clone(),
+        note: Some(note),
+        action: "Render".into(),
+        secondary: None,
+    })
+}
+
+/// The events step: publishes the transitions from `previous` to `next` (a resync publishes
+/// nothing): the output's render, and a turn to Ready=False.
 pub async fn publish_transitions(
     ctx: &Context,
     config: &KafkaToolConfig,
     previous: Option<&KafkaToolConfigStatus>,
     next: &KafkaToolConfigStatus,
-    wrote: Option<(&str, String, String)>,
+    wrote: Option<(&'static str, String, String)>,
 ) {
-    let events = transition_events(previous, next, wrote);
-    if !events.is_empty() {
-        publish_events(ctx, &config.object_ref(&()), events).await;
+    let reference = config.object_ref(&());
+    if let Some((kind, output, hash)) = wrote {
+        info!(%kind, %output, %hash, "rendered");
+        // A new history entry (a repair of the output's content adds none).
+        let before = previous.and_then(|p| p.history.last()).map(|e| &e.hash);
+        let revision = next.history.last().filter(|e| Some(&e.hash) != before);
+        let queued = QueuedEvent::Rendered {
+            config: ConfigId::new(
+                reference.namespace.clone().unwrap_or_default(),
+                reference.name.clone().unwrap_or_default(),
+            ),
+            output_kind: kind,
+            output: output.as_str().into(),
+            hash: hash.as_str().into(),
+            revision: revision.map(|e| e.revision),
+        };
+        if let Some(queued) = enqueue(ctx, queued) {
+            drop(queued);
+            let event = rendered(kind, &output, &hash, revision);
+            publish_event(ctx, &reference, &event).await;
+        }
+    }
+    if let Some(event) = not_ready(previous, next)
+        && let Some(QueuedEvent::Whole(whole)) =
+            enqueue(ctx, QueuedEvent::Whole(Box::new((reference, event))))
+    {
+        publish_event(ctx, &whole.0, &whole.1).await;
     }
 }
 
-/// Hands the events to [`deliver_events`], out of the reconcile slot (an Event is on no edit's
-/// path); publishes them here when that queue is full, so neither memory nor the number of
-/// requests in flight grows with a burst.
-async fn publish_events(ctx: &Context, reference: &ObjectReference, events: Vec<Event>) {
-    for event in events {
-        let event = match &ctx.event_queue {
-            Some(queue) => match queue.try_send((reference.clone(), event)) {
-                Ok(()) => continue,
-                Err(TrySendError::Full((_, event)) | TrySendError::Closed((_, event))) => event,
-            },
-            None => event,
-        };
-        publish_event(ctx, reference, &event).await;
+/// Hands an Event to [`deliver_events`], out of the reconcile slot (an Event is on no edit's
+/// path); gives it back when that queue is full (or there is none): the reconcile then
+/// publishes it itself, so neither memory nor the requests in flight grow with a burst.
+fn enqueue(ctx: &Context, event: QueuedEvent) -> Option<QueuedEvent> {
+    let Some(queue) = &ctx.event_queue else {
+        return Some(event);
+    };
+    match queue.try_send(event) {
+        Ok(()) => None,
+        Err(TrySendError::Full(event) | TrySendError::Closed(event)) => Some(event),
     }
 }
 
@@ -97,14 +115,117 @@ async fn publish_event(ctx: &Context, reference: &ObjectReference, event: &Event
     }
 }
 
-/// Publishes queued events, [`EVENTS_AT_ONCE`] at a time.
+/// A queued Event as it is published: a `Rendered` one's note from the history entry it names,
+/// as the status (or this operator's unseen write of it) holds it now. `None`: the config is
+/// gone.
+fn delivered(ctx: &Context, queued: QueuedEvent) -> Option<(ObjectReference, Event)> {
+    let (id, output_kind, output, hash, revision) = match queued {
+        QueuedEvent::Whole(whole) => return Some(*whole),
+        QueuedEvent::Rendered {
+            config,
+            output_kind,
+            output,
+            hash,
+            revision,
+        } => (config, output_kind, output, hash, revision),
+    };
+    let config = ctx.cached_config(&id)?;
+    let status = report::previous_status(ctx, &config, &id).status;
+    // The entry may have left the history (its cap) meanwhile: the note then says less.
+    let entry = revision.and_then(|r| {
+        status
+            .as_ref()?
+            .history
+            .iter()
+            .find(|e| e.revision == r && e.hash == *hash)
+            .cloned()
+    });
+    let event = rendered(output_kind, &output, &hash, entry.as_ref());
+    Some((config.object_ref(&()), event))
+}
+
+/// Publishes queued events, [`EVENTS_AT_ONCE`] at a time, each once no reconcile runs: an
+/// Event is a record of a write already made, and the writes of an initial sync (or a burst)
+/// come first on an API server that is their bottleneck.
 pub async fn deliver_events(ctx: Arc<Context>, queue: Receiver<QueuedEvent>) {
     futures::stream::unfold(queue, |mut queue| async move {
         queue.recv().await.map(|item| (item, queue))
     })
-    .for_each_concurrent(EVENTS_AT_ONCE, |(reference, event)| {
+    .for_each_concurrent(EVENTS_AT_ONCE, |queued| {
         let ctx = ctx.clone();
-        async move { publish_event(&ctx, &reference, &event).await }
+        async move {
+            let mut running = ctx.running.subscribe();
+            // The sender lives in the context this task holds: the wait cannot fail.
+            let _ = running.wait_for(|n| *n == 0).await;
+            if let Some((reference, event)) = delivered(&ctx, queued) {
+                publish_event(&ctx, &reference, &event).await;
+            }
+        }
     })
     .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operator::fixtures;
+
+    const HASH: &str = "hmac-sha256:ab12";
+
+    fn queued(revision: Option<i64>) -> QueuedEvent {
+        QueuedEvent::Rendered {
+            config: ConfigId::new("team-a", "orders"),
+            output_kind: "ConfigMap",
+            output: "orders-kafka".into(),
+            hash: HASH.into(),
+            revision,
+        }
+    }
+
+    /// A queued Rendered Event is a reference to a history entry: the note delivered is the one
+    /// the reconcile would have published, read from the cache's projection of the status.
+    #[tokio::test]
+    async fn a_queued_rendered_event_is_delivered_with_its_history_entry() {
+        let config: KafkaToolConfig = serde_json::from_value(serde_json::json!({
+            "apiVersion": "kafkaconfig.dev/v1alpha1",
+            "kind": "KafkaToolConfig",
+            "metadata": {"name": "orders", "namespace": "team-a", "uid": "u-1"},
+            "spec": {"tool": "kafka-console-producer"},
+            "status": {"configHash": HASH, "history": [{
+                "revision": 2, "hash": HASH, "time": "2026-12-06T00:00:00Z",
+                "changedKeys": ["acks", "linger.ms"], "cause": "spec changed",
+                "by": {"kind": "KafkaToolConfig", "name": "orders", "manager": "argocd-controller"}
+            }]}
+        }))
+        .expect("a config");
+        let mut cached = config.clone();
+        cached.status = cached.status.take().map(KafkaToolConfigStatus::cached);
+        let (ctx, _api_server) = fixtures::context(&[cached], Vec::new());
+        let entry = config.status.as_ref().and_then(|s| s.history.first());
+        let expected = history::event_note("ConfigMap", "orders-kafka", HASH, entry);
+        assert!(
+            expected.starts_with("revision 2 of ConfigMap orders-kafka"),
+            "{expected}"
+        );
+
+        let (reference, event) = delivered(&ctx, queued(Some(2))).expect("the config is cached");
+        assert_eq!(event.note.as_deref(), Some(expected.as_str()));
+        assert_eq!(event.reason, "Rendered");
+        assert_eq!(reference.uid.as_deref(), Some("u-1"));
+
+        // A repair (no new entry) says what the output holds; a gone config publishes nothing.
+        let (_, repair) = delivered(&ctx, queued(None)).expect("the config is cached");
+        assert_eq!(
+            repair.note.as_deref(),
+            Some(history::event_note("ConfigMap", "orders-kafka", HASH, None).as_str())
+        );
+        let gone = QueuedEvent::Rendered {
+            config: ConfigId::new("team-a", "deleted"),
+            output_kind: "ConfigMap",
+            output: "deleted-kafka".into(),
+            hash: HASH.into(),
+            revision: Some(1),
+        };
+        assert!(delivered(&ctx, gone).is_none());
+    }
 }

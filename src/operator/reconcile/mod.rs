@@ -71,10 +71,12 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
         return Ok(Action::await_change());
     };
     ctx.metrics.started();
+    let running = Running::new(&ctx.running);
     let started = Instant::now();
     // Boxed: a reconcile waiting for its slot above stays a small future.
     let result = Box::pin(reconcile_inner(&config, &ctx, &namespace, &name).instrument(span)).await;
     ctx.metrics.finished();
+    drop(running);
     ctx.metrics.reconciles.inc();
     ctx.metrics
         .reconcile_duration
@@ -93,6 +95,22 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     }
     ctx.globals_status_wake.notify_one();
     result
+}
+
+/// Counts a reconcile in [`Context::running`] while it lives (also when its future is dropped).
+struct Running<'a>(&'a tokio::sync::watch::Sender<usize>);
+
+impl<'a> Running<'a> {
+    fn new(running: &'a tokio::sync::watch::Sender<usize>) -> Self {
+        running.send_modify(|n| *n += 1);
+        Running(running)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 async fn write_reconciling(ctx: &Context, namespace: &str, name: &str, generation: Option<i64>) {
