@@ -325,6 +325,7 @@ def ceiling(a, kube, tracker, namespaces, port):
         return [(ns_of(cns, i), scale.config_name(i)) for i in range(first, first + n)]
 
     ours_keys = fresh(90000)
+    requests_before = scale.apiserver_requests(kube)
     p = scale.Operator(a.operator, a.sa_kubeconfig, a.run_dir, "ceiling", port)
     t_ready = p.wait_ready(600)
     done = 0
@@ -334,8 +335,12 @@ def ceiling(a, kube, tracker, namespaces, port):
             break
         time.sleep(0.2)
     ours_s = time.monotonic() - p.started
+    ours_cpu_s = scale.proc_cpu_s(p.proc.pid)
     p.stop()
+    # Where each side's requests went (the watches of this harness are in both).
+    ours_requests = scale.request_delta(requests_before, scale.apiserver_requests(kube))
     client_keys = fresh(95000)
+    requests_before = scale.apiserver_requests(kube)
     keys_file = os.path.join(a.run_dir, "ceiling-keys.txt")
     with open(keys_file, "w") as f:
         f.writelines(f"{ns} {name}\n" for ns, name in client_keys)
@@ -344,12 +349,15 @@ def ceiling(a, kube, tracker, namespaces, port):
     if out.returncode != 0:
         raise RuntimeError(f"sync-ceiling failed: {out.stderr[-2000:]}")
     client = json.loads(out.stdout)
+    client_requests = scale.request_delta(requests_before, scale.apiserver_requests(kube))
     # From the process's start, as the client's figure includes its own start and list; the
     # figure from /readyz (caches filled) is kept beside it.
     r = {"configs": n, "client": client, "operator_seconds": ours_s, "operator_rendered": done,
          "operator_configs_per_s": done / ours_s, "client_configs_per_s": client["configs_per_s"],
          "operator_ready_s": t_ready - p.started,
-         "operator_configs_per_s_from_ready": done / max(ours_s - (t_ready - p.started), 1e-3)}
+         "operator_configs_per_s_from_ready": done / max(ours_s - (t_ready - p.started), 1e-3),
+         "operator_requests": ours_requests, "client_requests": client_requests,
+         "operator_cpu_s": ours_cpu_s}
     r["fraction"] = r["operator_configs_per_s"] / r["client_configs_per_s"]
     log(f"ceiling: operator {r['operator_configs_per_s']:.0f} configs/s, client {r['client_configs_per_s']:.0f}"
         f" configs/s: fraction {r['fraction']:.2f}")
