@@ -196,14 +196,20 @@ impl Workspace {
                 .and_then(|k| k.as_str())
                 .unwrap_or_default()
                 .to_string();
-            let metadata: Metadata = doc
-                .get("metadata")
-                .cloned()
-                .map(serde_json::from_value)
-                .transpose()
-                .ok()
-                .flatten()
-                .unwrap_or_default();
+            // Read, not defaulted: `name: y` is a boolean in YAML, and "metadata.name is
+            // missing" would send the reader looking for a line that is there.
+            let metadata: Metadata = match doc.get("metadata").filter(|m| !m.is_null()) {
+                None => Metadata::default(),
+                Some(m) => {
+                    serde_json::from_value(m.clone()).map_err(|e| ManifestError::Object {
+                        path: path.to_path_buf(),
+                        index,
+                        kind: kind.clone(),
+                        name: String::new(),
+                        message: metadata_error(&e),
+                    })?
+                }
+            };
             let fail = |message: String| ManifestError::Object {
                 path: path.to_path_buf(),
                 index,
@@ -508,6 +514,19 @@ const KINDS_READ: [&str; 5] = [
 const MAX_SHOWN: usize = 10;
 
 /// `(field, why)` pairs as located problems (`spec.env[1]` is the steps `spec`, `env`, 1).
+/// What is wrong with a `metadata` that is not an object of strings, with the YAML rule behind
+/// the usual cause.
+fn metadata_error(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let hint = if text.contains("boolean") || text.contains("integer") || text.contains("floating")
+    {
+        " (unquoted y, yes, on, true, n, no, off, false and numbers are not strings in YAML: quote them)"
+    } else {
+        ""
+    };
+    format!("metadata cannot be read: {text}{hint}")
+}
+
 fn field_problems(problems: Vec<(String, String)>) -> Vec<(Vec<Step>, String)> {
     problems
         .into_iter()

@@ -427,6 +427,21 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "metadata.name that YAML reads as a boolean",
+            docs: || {
+                vec!["apiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {name: y, namespace: ns}\nspec:\n  tool: client\n".into()]
+            },
+            expect: Expect::ManifestError {
+                needles: &[
+                    "bad.yaml",
+                    "KafkaToolConfig",
+                    "metadata cannot be read",
+                    "boolean",
+                    "quote",
+                ],
+            },
+        },
+        Case {
             name: "role name that does not exist at all",
             docs: || {
                 vec!["apiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {name: bad, namespace: ns}\nspec:\n  tool: client\n  roles: [wizard]\n".into()]
