@@ -46,6 +46,7 @@ use crate::operator::crd::KafkaToolConfig;
 use crate::operator::generations::Generations;
 use crate::operator::reconcile::{self, error_policy, reconcile};
 use crate::operator::synced::Synced;
+use crate::operator::versions::ObjectVersions;
 use crate::output::{MANAGED_BY_LABEL, MANAGER};
 use caches::{compact_status, mark_on_init_done, observe_config, scoped, strip_config};
 use invalid::{report_invalid, unguard};
@@ -170,60 +171,22 @@ fn controller(
         reader.clone(),
         owned_tx.clone(),
     ));
-    // The version caches see each event before it becomes a trigger, so a reconcile started by
-    // an edit never finds the old resourceVersion there. What a relist no longer lists (deleted
-    // while the watch was down) reconciles every config that reads it, an output's owner too.
-    let gone = |ctx: Arc<Context>, kind: SourceKind, tx: UnboundedSender<_>| {
-        move |objects: Vec<(String, String)>| {
-            for (namespace, name) in objects {
-                for config in lock(&ctx.index).dependants(&namespace, kind, &name) {
-                    let _ = tx.send(config.object_ref());
-                }
-            }
-        }
-    };
-    let cm_versions = versions.config_maps.clone();
-    let cm_gone = gone(ctx.clone(), SourceKind::ConfigMap, owned_tx.clone());
-    let config_maps = watcher(
-        scoped::<PartialObjectMeta<ConfigMap>>(client, scope),
-        watcher::Config::default(),
-    )
-    .default_backoff()
-    .inspect(move |event| {
-        if let Ok(event) = event {
-            cm_gone(cm_versions.observe(event));
-        }
-    })
-    .touched_objects();
-    let secret_versions = versions.secrets.clone();
-    let secret_gone = gone(ctx.clone(), SourceKind::Secret, owned_tx);
-    let secrets = watcher(
-        scoped::<PartialObjectMeta<Secret>>(client, scope),
-        watcher::Config::default(),
-    )
-    .default_backoff()
-    .inspect(move |event| {
-        if let Ok(event) = event {
-            secret_gone(secret_versions.observe(event));
-        }
-    })
-    .touched_objects();
-    let (ctx_cm, ctx_secret) = (ctx.clone(), ctx.clone());
-    // An output is in the index too (under its own name, for OutputConflict); its controller
-    // owner hears about it from `forward_owned`, which ignores the operator's own writes.
-    let dependants = move |ctx: &Context,
-                           kind: SourceKind,
-                           ns: Option<String>,
-                           name: String,
-                           owner: Option<ObjectRef<KafkaToolConfig>>| {
-        let ns = ns.unwrap_or_default();
-        lock(&ctx.index)
-            .dependants(&ns, kind, &name)
-            .into_iter()
-            .map(|config| config.object_ref())
-            .filter(|config| owner.as_ref() != Some(config))
-            .collect::<Vec<_>>()
-    };
+    let config_maps = sources::<ConfigMap>(
+        SourceKind::ConfigMap,
+        client,
+        scope,
+        versions.config_maps.clone(),
+        ctx.clone(),
+        owned_tx.clone(),
+    );
+    let secrets = sources::<Secret>(
+        SourceKind::Secret,
+        client,
+        scope,
+        versions.secrets.clone(),
+        ctx.clone(),
+        owned_tx,
+    );
     let scope_name = scope.unwrap_or("all namespaces").to_string();
     Controller::for_stream(primary, reader)
         .with_config(
@@ -231,26 +194,8 @@ fn controller(
                 .debounce(DEBOUNCE)
                 .concurrency(CONCURRENCY),
         )
-        .watches_stream(config_maps, move |cm: PartialObjectMeta<ConfigMap>| {
-            let owner = controller_owner(&cm);
-            dependants(
-                &ctx_cm,
-                SourceKind::ConfigMap,
-                cm.namespace(),
-                cm.name_any(),
-                owner,
-            )
-        })
-        .watches_stream(secrets, move |s: PartialObjectMeta<Secret>| {
-            let owner = controller_owner(&s);
-            dependants(
-                &ctx_secret,
-                SourceKind::Secret,
-                s.namespace(),
-                s.name_any(),
-                owner,
-            )
-        })
+        .watches_stream(config_maps, dependants(ctx.clone(), SourceKind::ConfigMap))
+        .watches_stream(secrets, dependants(ctx.clone(), SourceKind::Secret))
         .reconcile_on(receiver_stream(owned_rx))
         .reconcile_on(receiver_stream(triggers))
         .reconcile_all_on(became_leader(leader))
@@ -266,6 +211,64 @@ fn controller(
         })
         .map(move |()| warn!(scope = %scope_name, "controller stream ended"))
         .boxed()
+}
+
+/// The metadata of every ConfigMap or Secret (`K`) in `scope`. The version cache sees each event
+/// before it becomes a trigger, so a reconcile started by an edit never finds the old
+/// resourceVersion there. What a relist no longer lists (deleted while the watch was down)
+/// reconciles every config that reads it, an output's owner too.
+fn sources<K>(
+    kind: SourceKind,
+    client: &Client,
+    scope: Option<&str>,
+    versions: Arc<ObjectVersions>,
+    ctx: Arc<Context>,
+    tx: UnboundedSender<ObjectRef<KafkaToolConfig>>,
+) -> impl Stream<Item = Result<PartialObjectMeta<K>, watcher::Error>> + Send + 'static
+where
+    K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    watcher(
+        scoped::<PartialObjectMeta<K>>(client, scope),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .inspect(move |event| {
+        let Ok(event) = event else { return };
+        for (namespace, name) in versions.observe(event) {
+            for config in lock(&ctx.index).dependants(&namespace, kind, &name) {
+                let _ = tx.send(config.object_ref());
+            }
+        }
+    })
+    .touched_objects()
+}
+
+/// The configs that read a ConfigMap or Secret. An output is in the index too (under its own
+/// name, for OutputConflict); its controller owner hears about it from `forward_owned`, which
+/// ignores the operator's own writes.
+fn dependants<K>(
+    ctx: Arc<Context>,
+    kind: SourceKind,
+) -> impl Fn(PartialObjectMeta<K>) -> Vec<ObjectRef<KafkaToolConfig>> + Send + Sync + 'static
+where
+    PartialObjectMeta<K>: kube::Resource,
+{
+    move |object| {
+        let owner = controller_owner(&object);
+        let namespace = object.namespace().unwrap_or_default();
+        lock(&ctx.index)
+            .dependants(&namespace, kind, &object.name_any())
+            .into_iter()
+            .map(|config| config.object_ref())
+            .filter(|config| owner.as_ref() != Some(config))
+            .collect()
+    }
 }
 
 #[cfg(test)]
