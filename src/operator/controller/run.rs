@@ -442,3 +442,69 @@ async fn shutdown_signal() {
         let _ = ctrl_c.await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use http::{Method, StatusCode};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+    use serde_json::json;
+
+    use super::*;
+    use crate::operator::fixtures::{self, Exchange};
+
+    const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/ops/leases";
+    const LEASE: &str = "/apis/coordination.k8s.io/v1/namespaces/ops/leases/kco";
+
+    /// The campaign takes a free Lease and says so, renews after `RENEW_EVERY`, and when it
+    /// finds another replica holding the Lease it stops leading and returns why (the process then
+    /// exits, as controller-runtime's does).
+    #[tokio::test(start_paused = true)]
+    async fn the_campaign_leads_until_another_replica_holds_the_lease() {
+        let (client, api_server) = fixtures::client();
+        let scenario = api_server.run(vec![
+            Exchange::get_absent(LEASE),
+            Exchange::new(Method::POST, LEASES, |r| {
+                assert_eq!(r.body["spec"]["holderIdentity"], "me");
+                (StatusCode::CREATED, r.body.clone())
+            }),
+            Exchange::get(
+                LEASE,
+                json!({
+                    "apiVersion": "coordination.k8s.io/v1",
+                    "kind": "Lease",
+                    "metadata": {"name": "kco", "namespace": "ops", "resourceVersion": "42"},
+                    "spec": {"holderIdentity": "other", "leaseDurationSeconds": 15,
+                             "renewTime": MicroTime(k8s_openapi::jiff::Timestamp::now()),
+                             "leaseTransitions": 1},
+                }),
+            ),
+        ]);
+        let lease = Arc::new(LeaseLock::new(client, "ops", "kco", "me"));
+        let (leader, mut leading) = watch::channel(false);
+        let ready = Synced::default();
+        ready.mark();
+        let campaign = tokio::spawn(campaign(
+            lease.clone(),
+            leader,
+            Arc::new(Metrics::new()),
+            ready,
+        ));
+        // Virtual time: a campaign that misbehaved would retry every few seconds for ever.
+        let minute = std::time::Duration::from_secs(60);
+        tokio::time::timeout(minute, leading.wait_for(|is_leader| *is_leader))
+            .await
+            .expect("the campaign leads within a minute")
+            .expect("the campaign became the leader");
+        let lost = tokio::time::timeout(minute, campaign)
+            .await
+            .expect("the campaign ends within a minute")
+            .expect("the campaign does not panic");
+        assert!(
+            matches!(&lost, OperatorError::LeadershipLost(why) if why.contains("other")),
+            "{lost}"
+        );
+        assert!(!*leading.borrow(), "no longer leading");
+        drop(lease);
+        assert_eq!(fixtures::finish(scenario).await.len(), 3);
+    }
+}
