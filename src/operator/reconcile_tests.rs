@@ -209,6 +209,50 @@ async fn unchanged_inputs_proven_by_the_version_caches_cost_no_request_at_all() 
     assert!(received.is_empty(), "{received:?}");
 }
 
+/// A restart in a world of configs that roll a Deployment (issue 30: 20,086 GETs at N = 10,000):
+/// when the pods watch shows the target carrying the recorded hash with its pods as the status
+/// counts them, the reconcile sends nothing at all.
+#[tokio::test]
+async fn a_current_rollout_proven_by_the_pods_watch_costs_no_request_at_all() {
+    let (mut status, output) = first_render().await;
+    let hash = status["configHash"].clone();
+    status["rollout"] = json!([{"kind": "Deployment", "name": "api", "hash": hash,
+                                "updated": 1, "ready": 1, "total": 1}]);
+    status["conditions"]
+        .as_array_mut()
+        .expect("conditions")
+        .push(
+            json!({"type": "Synced", "status": "True", "reason": "AllPodsCurrent",
+                     "message": "the pods of all 1 targets run the current hash",
+                     "observedGeneration": 1, "lastTransitionTime": "2026-12-06T00:00:00Z"}),
+        );
+    let mut rolling = serde_json::to_value(config(Some(status))).expect("JSON");
+    rolling["spec"]["rollout"] = json!({"targets": [{"kind": "Deployment", "name": "api"}]});
+    let rolling: KafkaToolConfig = serde_json::from_value(rolling).expect("a valid config");
+    let rolling = cached(rolling);
+
+    let (ctx, api_server) = fixtures::context(
+        std::slice::from_ref(&rolling),
+        fixtures::listed_versions(&[source(), output]),
+    );
+    let deployment: k8s_openapi::api::apps::v1::Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "api", "namespace": "team-a", "generation": 3},
+        "spec": {"replicas": 1, "selector": {},
+                 "template": {"metadata": {"annotations": {HASH_ANNOTATION: hash}}}},
+        "status": {"observedGeneration": 3, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}
+    }))
+    .expect("a Deployment");
+    ctx.pods.observe(
+        ("Deployment", "team-a".into(), "api".into()),
+        crate::operator::pods::deployment(&deployment),
+    );
+    let scenario = api_server.run(Vec::new());
+    let result = reconcile(Arc::new(rolling), ctx).await;
+    let received = fixtures::finish(scenario).await;
+    assert_eq!(result.expect("the reconcile"), Action::await_change());
+    assert!(received.is_empty(), "{received:?}");
+}
+
 #[tokio::test]
 async fn an_output_name_held_by_a_foreign_object_is_an_output_conflict_and_left_alone() {
     // Another config's output under this output's name: not controlled by this config.
