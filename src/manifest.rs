@@ -518,6 +518,21 @@ const MAX_SHOWN: usize = 10;
 /// the usual cause.
 fn metadata_error(error: &serde_json::Error) -> String {
     let text = error.to_string();
+    // serde repeats a string it did not expect, and a Secret's metadata can hold its data
+    // (kubectl's last-applied annotation): the value is never repeated.
+    let text = match (
+        text.find("invalid type: string \""),
+        text.rfind("\", expected"),
+    ) {
+        (Some(start), Some(end)) if end > start => {
+            format!(
+                "{}invalid type: a string{}",
+                &text[..start],
+                &text[end + 1..]
+            )
+        }
+        _ => text,
+    };
     let hint = if text.contains("boolean") || text.contains("integer") || text.contains("floating")
     {
         " (unquoted y, yes, on, true, n, no, off, false and numbers are not strings in YAML: quote them)"

@@ -442,6 +442,20 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "Secret metadata read as a string: its value is not repeated",
+            docs: || {
+                vec!["apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: ns, annotations: 'password=canary-3f9c'}\nstringData: {p: x}\n".into()]
+            },
+            expect: Expect::ManifestError {
+                needles: &[
+                    "bad.yaml",
+                    "metadata cannot be read",
+                    "invalid type: a string",
+                    "expected a map",
+                ],
+            },
+        },
+        Case {
             name: "role name that does not exist at all",
             docs: || {
                 vec!["apiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {name: bad, namespace: ns}\nspec:\n  tool: client\n  roles: [wizard]\n".into()]
@@ -1017,6 +1031,11 @@ fn check_case(case: &Case) {
                     case.name
                 );
             }
+            assert!(
+                !message.contains("canary-3f9c"),
+                "{}: a value of the input is repeated: {message:?}",
+                case.name
+            );
             // The manifest error stops the file; the good config still renders from its own file.
             assert!(good_alone().is_valid());
         }
