@@ -22,7 +22,6 @@ use crate::operator::metrics::Metrics;
 use crate::operator::synced::Synced;
 use crate::operator::versions::ObjectVersions;
 use crate::output::MANAGER;
-use crate::status::KafkaToolConfigStatus;
 
 pub use crate::operator::error::{BACKOFF_CAP, Error, UNAVAILABLE_BACKOFF_CAP};
 
@@ -89,11 +88,6 @@ pub struct Context {
     /// rendered first (kube-runtime's own limit parks the surplus in a hash set and releases it
     /// in hash order: some edits waited until the whole burst was done).
     pub reconcile_slots: tokio::sync::Semaphore,
-    /// Each config's last status write (the resourceVersion it returned and the cache's projection
-    /// of what was written), until the watch has brought that write into the cache: a reconcile
-    /// that starts before then builds on it instead of the cache's older status (see
-    /// `reconcile::report::previous_status`).
-    pub status_writes: Mutex<HashMap<ConfigId, (String, Arc<KafkaToolConfigStatus>)>>,
     /// The installation's content-hash key (`hash_key.rs`) and its public id, recorded in
     /// `status.inputs.hashKey` so that a new key re-renders configs the caches call unchanged.
     pub hash_key: HashKey,
@@ -104,6 +98,9 @@ pub struct Context {
     pub pods: crate::operator::pods::Workloads,
     /// Reconciles running now: queued Events wait until none is (`reconcile::deliver_events`).
     pub running: watch::Sender<usize>,
+    /// Counts the KafkaToolConfig watch events the caches have applied: a reconcile whose status
+    /// write found its cached config stale waits on it for the newer version (`reconcile`).
+    pub configs_seen: watch::Sender<u64>,
 }
 
 /// An Event waiting for delivery.
@@ -173,12 +170,12 @@ impl Context {
             leader,
             globals_status_wake: tokio::sync::Notify::new(),
             reconcile_slots: tokio::sync::Semaphore::new(RECONCILE_SLOTS),
-            status_writes: Mutex::default(),
             hash_key_id: hash_key.id(),
             hash_key,
             event_queue,
             pods,
             running: watch::Sender::new(0),
+            configs_seen: watch::Sender::new(0),
         }
     }
 
@@ -259,85 +256,6 @@ impl Context {
         backoff_for(attempt, jitter_seed(), cap)
     }
 
-    /// Records a status write of `key` (see [`Context::status_writes`]): `status` as written,
-    /// and the resourceVersion the write returned.
-    pub fn status_written(
-        &self,
-        key: &ConfigId,
-        resource_version: Option<String>,
-        status: &KafkaToolConfigStatus,
-    ) {
-        let mut writes = lock(&self.status_writes);
-        match resource_version {
-            Some(version) => {
-                writes.insert(key.clone(), (version, Arc::new(status.clone().cached())));
-            }
-            None => {
-                writes.remove(key);
-            }
-        }
-    }
-
-    /// The projection of this operator's last status write of `key` when the cached object (at
-    /// resourceVersion `cached`) may not include it yet.
-    pub fn unseen_status_write(
-        &self,
-        key: &ConfigId,
-        cached: Option<&str>,
-    ) -> Option<Arc<KafkaToolConfigStatus>> {
-        let mut writes = lock(&self.status_writes);
-        let (written, status) = writes.get(key)?;
-        if cached.is_some_and(|cached| includes(cached, written)) {
-            writes.remove(key);
-            return None;
-        }
-        Some(status.clone())
-    }
-
-    /// The content hash recorded by this operator's last status write of `key`, while the cache
-    /// does not hold that write yet.
-    pub fn unseen_written_hash(&self, key: &ConfigId) -> Option<String> {
-        lock(&self.status_writes)
-            .get(key)
-            .and_then(|(_, status)| status.config_hash.clone())
-    }
-
-    /// Called for every KafkaToolConfig watch event before the cache applies it: forgets a status
-    /// write once the cache has it (or the config is gone).
-    pub fn observe_config(&self, key: &ConfigId, resource_version: Option<&str>, deleted: bool) {
-        let mut writes = lock(&self.status_writes);
-        if writes.is_empty() {
-            return;
-        }
-        if deleted
-            || writes
-                .get(key)
-                .is_some_and(|(written, _)| resource_version.is_some_and(|v| includes(v, written)))
-        {
-            writes.remove(key);
-        }
-    }
-
-    /// After a (re)list has filled the stores: forgets the status writes the cache now holds, and
-    /// those of configs it no longer has (deleted while the watch was down).
-    pub fn forget_cached_status_writes(&self) {
-        let mut writes = lock(&self.status_writes);
-        writes.retain(|id, (written, _)| {
-            let reference = id.object_ref();
-            self.caches
-                .configs
-                .iter()
-                .find_map(|store| store.get(&reference))
-                .is_some_and(|cached| {
-                    !cached
-                        .metadata
-                        .resource_version
-                        .as_deref()
-                        .is_some_and(|seen| includes(seen, written))
-                })
-        });
-    }
-
     /// A config is gone (a Delete event): its edges in the reverse index, its failure count and
     /// its reported-invalid generation go with it.
     pub fn forget_config(&self, key: &ConfigId) {
@@ -384,17 +302,6 @@ impl Context {
     }
 }
 
-/// Whether an object at resourceVersion `seen` includes the write that produced `written`. Equal
-/// versions do; beyond that resourceVersions are compared as the integers the API server hands
-/// out (etcd revisions), and anything that is not one counts as "not known to include it".
-fn includes(seen: &str, written: &str) -> bool {
-    seen == written
-        || matches!(
-            (seen.parse::<u64>(), written.parse::<u64>()),
-            (Ok(seen), Ok(written)) if seen >= written
-        )
-}
-
 /// A cheap seed for jitter; cryptographic quality is not needed.
 fn jitter_seed() -> u64 {
     let nanos = std::time::SystemTime::now()
@@ -438,15 +345,6 @@ mod tests {
             backoff_for(30, mid, UNAVAILABLE_BACKOFF_CAP),
             Duration::from_secs(30)
         );
-    }
-
-    #[test]
-    fn a_later_version_includes_a_write_and_an_opaque_one_does_not() {
-        assert!(includes("42", "42"));
-        assert!(includes("43", "42"));
-        assert!(!includes("41", "42"));
-        assert!(!includes("x43", "42"));
-        assert!(includes("opaque", "opaque"));
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub enum Error {
     /// Status: the status write failed.
     #[error("writing the status: Kubernetes API: {0}")]
     Status(#[source] kube::Error),
+    /// Status: the config moved on between each read and the status write built on it.
+    #[error("the KafkaToolConfig kept changing while its status was written")]
+    StaleStatus,
     #[error("the object has no {0}")]
     MissingField(&'static str),
     #[error("cannot serialize: {0}")]
@@ -108,6 +111,7 @@ impl Error {
             Error::RolloutInProgress(_) => "RolloutInProgress",
             Error::NotObserved(_) => "NotObserved",
             Error::InvalidSource { .. } => "InvalidSource",
+            Error::StaleStatus => "Conflict",
             _ => "ApiError",
         }
     }

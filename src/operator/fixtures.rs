@@ -184,6 +184,19 @@ pub fn context(
     configs: &[KafkaToolConfig],
     versions: Vec<ScopeVersions>,
 ) -> (Arc<Context>, ApiServer) {
+    let (ctx, api_server, _writer) = context_with_watch(configs, versions);
+    (ctx, api_server)
+}
+
+/// [`context`], and the writer of its KafkaToolConfig cache: what its watch would bring in.
+pub fn context_with_watch(
+    configs: &[KafkaToolConfig],
+    versions: Vec<ScopeVersions>,
+) -> (
+    Arc<Context>,
+    ApiServer,
+    reflector::store::Writer<KafkaToolConfig>,
+) {
     let (client, api_server) = client();
     let (store, mut writer) = reflector::store::<KafkaToolConfig>();
     for config in configs {
@@ -192,6 +205,7 @@ pub fn context(
     (
         Arc::new(test_context(client, vec![store], versions)),
         api_server,
+        writer,
     )
 }
 

@@ -182,7 +182,7 @@ pub async fn keep_status(ctx: Arc<Context>) {
                 continue;
             }
             if let Err(error) =
-                apply::write_status(&api, &ctx.metrics, &global.name_any(), &desired).await
+                apply::write_status(&api, &ctx.metrics, &global.name_any(), None, &desired).await
             {
                 tracing::warn!(global = %global.name_any(), %error, "cannot write GlobalClientDefaults status");
             }

@@ -383,27 +383,31 @@ where
     })
 }
 
-/// Applies `status` on the status subresource (the caller has checked it changed). Returns the
-/// resourceVersion the object has after the write.
+/// Applies `status` on the status subresource (the caller has checked it changed). With
+/// `resource_version`, only onto that version of the object (the one the status was built from):
+/// the API server answers 409 Conflict when the object moved on since.
 pub async fn write_status<K>(
     api: &Api<Written<K>>,
     metrics: &Metrics,
     name: &str,
+    resource_version: Option<&str>,
     status: &impl Serialize,
-) -> Result<Option<String>, Error>
+) -> Result<(), Error>
 where
     K: Resource<DynamicType = ()> + Clone + Debug,
 {
-    let patch = json!({
+    let mut patch = json!({
         "apiVersion": K::api_version(&()),
         "kind": K::kind(&()),
         "status": status,
     });
-    let written = api
-        .patch_status(name, &apply_params(), &Patch::Apply(&patch))
+    if let Some(version) = resource_version {
+        patch["metadata"] = json!({ "resourceVersion": version });
+    }
+    api.patch_status(name, &apply_params(), &Patch::Apply(&patch))
         .await?;
     metrics.write("Status");
-    Ok(written.resource_version())
+    Ok(())
 }
 
 /// Status equality for "did anything change": exactly the serialized form. `previous` is the

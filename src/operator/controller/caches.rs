@@ -58,29 +58,22 @@ pub(super) fn compact_status(config: &mut KafkaToolConfig) {
     config.status = config.status.take().map(KafkaToolConfigStatus::cached);
 }
 
-/// Lets the context forget a status write once the watch has brought it into the cache (called
-/// after the reflector has applied the event). A listed object is in the store only when its
-/// list completes (kube-runtime swaps a relist in at `InitDone`): until then a reconcile still
-/// finds the status from before the watch went down, and builds on our write instead. A deleted
-/// config leaves the reverse index (also one deleted while the watch was down, at `InitDone`).
+/// Called after the cache has applied a KafkaToolConfig watch event: wakes the reconciles waiting
+/// for a newer version of a config ([`Context::configs_seen`]). A deleted config leaves the
+/// reverse index and the per-config tables (also one deleted while the watch was down, at
+/// `InitDone`: a relisted store holds only what exists).
 pub(super) fn observe_config(
     ctx: &Context,
     event: &Result<watcher::Event<KafkaToolConfig>, watcher::Error>,
 ) {
-    let (config, deleted) = match event {
-        Ok(watcher::Event::Apply(c)) => (c, false),
-        Ok(watcher::Event::Delete(c)) => (c, true),
-        Ok(watcher::Event::InitDone) => {
-            ctx.forget_cached_status_writes();
-            ctx.forget_gone_configs();
-            return;
-        }
-        _ => return,
-    };
-    let key = ConfigId::new(config.namespace().unwrap_or_default(), config.name_any());
-    ctx.observe_config(&key, config.resource_version().as_deref(), deleted);
-    if deleted {
-        ctx.forget_config(&key);
+    ctx.configs_seen.send_modify(|n| *n = n.wrapping_add(1));
+    match event {
+        Ok(watcher::Event::Delete(config)) => ctx.forget_config(&ConfigId::new(
+            config.namespace().unwrap_or_default(),
+            config.name_any(),
+        )),
+        Ok(watcher::Event::InitDone) => ctx.forget_gone_configs(),
+        _ => {}
     }
 }
 
@@ -174,7 +167,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_status_write_is_forgotten_only_when_a_relist_has_put_it_in_the_store() {
+    async fn a_config_deleted_while_the_watch_was_down_is_forgotten_when_the_relist_ends() {
         let (configs, mut writer) = reflector::store::<KafkaToolConfig>();
         let ctx = context(configs);
         let mut feed = |event: watcher::Event<KafkaToolConfig>| {
@@ -185,23 +178,11 @@ mod tests {
         feed(watcher::Event::InitApply(listed("orders", "10")));
         feed(watcher::Event::InitApply(listed("gone", "11")));
         feed(watcher::Event::InitDone);
-        let written = KafkaToolConfigStatus {
-            config_hash: Some("sha256:b".into()),
-            ..KafkaToolConfigStatus::default()
-        };
         let orders = ConfigId::new("ns", "orders");
         let gone = ConfigId::new("ns", "gone");
-        ctx.status_written(&orders, Some("12".into()), &written);
-        ctx.status_written(&gone, Some("13".into()), &written);
-        // The watch expires; the relist lists our write, but the store shows it only at the end:
-        // a reconcile meanwhile (the store's object is at 10) builds on our write.
+        // The watch expires and relists.
         feed(watcher::Event::Init);
         feed(watcher::Event::InitApply(listed("orders", "12")));
-        assert!(ctx.unseen_status_write(&orders, Some("10")).is_some());
-        assert_eq!(
-            ctx.unseen_written_hash(&orders).as_deref(),
-            Some("sha256:b")
-        );
         // `gone` was deleted while the watch was down: the relist does not list it.
         let base = |name: &str| crate::engine::sources::SourceRef {
             kind: SourceKind::ConfigMap,
@@ -214,9 +195,7 @@ mod tests {
             lock(&ctx.invalid_reported).insert(key.clone(), Some(1));
         }
         feed(watcher::Event::InitDone);
-        assert_eq!(ctx.unseen_written_hash(&orders), None);
-        assert_eq!(ctx.unseen_written_hash(&gone), None);
-        // …and leaves the reverse index and the per-config tables; so does a config deleted
+        // `gone` leaves the reverse index and the per-config tables; so does a config deleted
         // while watched.
         let readers = || lock(&ctx.index).dependants("ns", SourceKind::ConfigMap, "base");
         let tables = || {

@@ -124,8 +124,8 @@ fn controller(
     .modify(strip_config)
     .modify(compact_status)
     .reflect(writer)
-    // After the cache has the event: a status write is forgotten only once the cache holds it,
-    // and the configs a relist found changed reconcile once the store has them.
+    // After the cache has the event: a relist forgets the configs it no longer finds only once
+    // the store is swapped in, and the configs it found changed reconcile once the store has them.
     .inspect({
         let ctx = ctx.clone();
         let generations = generations.clone();
@@ -161,13 +161,11 @@ fn controller(
             owned.clone(),
         )
         .default_backoff(),
-        ctx.clone(),
         reader.clone(),
         owned_tx.clone(),
     ));
     tokio::spawn(forward_owned(
         watcher(scoped::<PartialObjectMeta<Secret>>(client, scope), owned).default_backoff(),
-        ctx.clone(),
         reader.clone(),
         owned_tx.clone(),
     ));

@@ -14,8 +14,7 @@ use kube::{Resource, ResourceExt};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::debug;
 
-use crate::operator::config_id::ConfigId;
-use crate::operator::context::{Context, lock};
+use crate::operator::context::lock;
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::ownership::{controlling_config, foreign_data_owner, hash_of};
 
@@ -30,38 +29,19 @@ pub(super) fn controller_owner<K: Resource>(object: &K) -> Option<ObjectRef<Kafk
     controlling_config(object.meta()).map(|r| ObjectRef::new(&r.name).within(namespace))
 }
 
-/// Whether the owner's status records `hash` as its output's hash: then the event is the
-/// operator's own write (or a replay of it) and there is nothing to reconcile. The status is the
-/// cached one or, while the cache has not brought it in yet (its watch may be down), our last
-/// status write of the owner (`written`: its hash).
+/// Whether the owner's cached status records `hash` as its output's hash: then the event is the
+/// operator's own write (or a replay of it) and there is nothing to reconcile.
 fn recorded(
     reader: &Store<KafkaToolConfig>,
     owner: &ObjectRef<KafkaToolConfig>,
     hash: Option<&str>,
-    written: impl FnOnce() -> Option<String>,
 ) -> bool {
-    let Some(hash) = hash else {
-        return false;
-    };
-    reader
-        .get(owner)
-        .and_then(|c| c.status.as_ref()?.config_hash.clone())
-        .as_deref()
-        == Some(hash)
-        || written().as_deref() == Some(hash)
-}
-
-/// [`recorded`] with this operator's status write of `owner` that the cache may not have yet.
-fn recorded_by(
-    ctx: &Context,
-    reader: &Store<KafkaToolConfig>,
-    owner: &ObjectRef<KafkaToolConfig>,
-    hash: Option<&str>,
-) -> bool {
-    recorded(reader, owner, hash, || {
-        let key = ConfigId::new(owner.namespace.clone().unwrap_or_default(), &owner.name);
-        ctx.unseen_written_hash(&key)
-    })
+    hash.is_some()
+        && reader
+            .get(owner)
+            .and_then(|c| c.status.as_ref()?.config_hash.clone())
+            .as_deref()
+            == hash
 }
 
 /// An output: namespace and name.
@@ -111,7 +91,6 @@ impl Settling {
 /// two reconciles per source edit.
 pub(super) async fn forward_owned<K>(
     events: impl Stream<Item = Result<watcher::Event<PartialObjectMeta<K>>, watcher::Error>> + Send,
-    ctx: Arc<Context>,
     reader: Store<KafkaToolConfig>,
     tx: UnboundedSender<ObjectRef<KafkaToolConfig>>,
 ) where
@@ -145,7 +124,7 @@ pub(super) async fn forward_owned<K>(
             continue;
         }
         let hash = hash_of(object.meta());
-        if recorded_by(&ctx, &reader, &owner, hash.as_deref()) {
+        if recorded(&reader, &owner, hash.as_deref()) {
             continue;
         }
         if listed {
@@ -158,12 +137,11 @@ pub(super) async fn forward_owned<K>(
             continue;
         }
         let ticket = lock(&settling).wait(output.clone());
-        let (ctx, reader, tx, settling) =
-            (ctx.clone(), reader.clone(), tx.clone(), settling.clone());
+        let (reader, tx, settling) = (reader.clone(), tx.clone(), settling.clone());
         tokio::spawn(async move {
             tokio::time::sleep(OWN_WRITE_SETTLE).await;
             let latest = lock(&settling).decide(&output, ticket);
-            if latest && !recorded_by(&ctx, &reader, &owner, hash.as_deref()) {
+            if latest && !recorded(&reader, &owner, hash.as_deref()) {
                 let _ = tx.send(owner);
             }
         });
@@ -207,17 +185,22 @@ mod tests {
         .expect("metadata deserializes");
         assert_eq!(controller_owner(&foreign), None);
         // Nothing cached: no hash counts as recorded.
-        let (reader, _writer) = reflector::store::<KafkaToolConfig>();
+        let (reader, mut writer) = reflector::store::<KafkaToolConfig>();
         let owner = ObjectRef::new("orders").within("ns");
-        assert!(!recorded(&reader, &owner, Some("sha256:ab"), || None));
-        // Our status write that the cache has not brought in yet (its watch is down) records it.
-        assert!(recorded(&reader, &owner, Some("sha256:ab"), || Some(
-            "sha256:ab".into()
-        )));
-        assert!(!recorded(&reader, &owner, Some("sha256:ab"), || Some(
-            "sha256:cd".into()
-        )));
-        assert!(!recorded(&reader, &owner, None, || None));
+        assert!(!recorded(&reader, &owner, Some("sha256:ab")));
+        // The owner's cached status records the hash: our own write.
+        let config: KafkaToolConfig = serde_json::from_value(serde_json::json!({
+            "apiVersion": "kafkaconfig.dev/v1alpha1",
+            "kind": "KafkaToolConfig",
+            "metadata": {"name": "orders", "namespace": "ns"},
+            "spec": {"tool": "kafka-console-producer"},
+            "status": {"configHash": "sha256:ab"},
+        }))
+        .expect("a KafkaToolConfig");
+        writer.apply_watcher_event(&watcher::Event::Apply(config));
+        assert!(recorded(&reader, &owner, Some("sha256:ab")));
+        assert!(!recorded(&reader, &owner, Some("sha256:cd")));
+        assert!(!recorded(&reader, &owner, None));
     }
 
     #[test]

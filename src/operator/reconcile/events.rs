@@ -2,6 +2,7 @@
 //! queue that [`deliver_events`] empties outside the reconcile slots.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -116,8 +117,8 @@ async fn publish_event(ctx: &Context, reference: &ObjectReference, event: &Event
 }
 
 /// A queued Event as it is published: a `Rendered` one's note from the history entry it names,
-/// as the status (or this operator's unseen write of it) holds it now. `None`: the config is
-/// gone.
+/// as the cached status holds it now (Events wait until no reconcile runs, so the cache has had
+/// the time to bring in the status write). `None`: the config is gone.
 fn delivered(ctx: &Context, queued: QueuedEvent) -> Option<(ObjectReference, Event)> {
     let (id, output_kind, output, hash, revision) = match queued {
         QueuedEvent::Whole(whole) => return Some(*whole),
@@ -131,8 +132,9 @@ fn delivered(ctx: &Context, queued: QueuedEvent) -> Option<(ObjectReference, Eve
     };
     let config = ctx.cached_config(&id)?;
     let hash = hash.text();
-    let status = report::previous_status(ctx, &config, &id).status;
-    // The entry may have left the history (its cap) meanwhile: the note then says less.
+    let status = report::previous_status(&config).status;
+    // The entry may have left the history (its cap), or the cache may not hold it yet: the note
+    // then says less.
     let entry = revision.and_then(|r| {
         status
             .as_ref()?
@@ -158,12 +160,46 @@ pub async fn deliver_events(ctx: Arc<Context>, queue: Receiver<QueuedEvent>) {
             let mut running = ctx.running.subscribe();
             // The sender lives in the context this task holds: the wait cannot fail.
             let _ = running.wait_for(|n| *n == 0).await;
+            entry_cached(&ctx, &queued).await;
             if let Some((reference, event)) = delivered(&ctx, queued) {
                 publish_event(&ctx, &reference, &event).await;
             }
         }
     })
     .await;
+}
+
+/// How long a `Rendered` Event waits for the watch to bring in the status write with its entry.
+const ENTRY_WAIT: Duration = Duration::from_secs(5);
+
+/// Waits (at most [`ENTRY_WAIT`]) until the cache holds the history entry a queued `Rendered`
+/// Event names: the status write that added it reaches the cache through the watch, usually
+/// milliseconds after the reconcile ended. Returns at once for any other Event, or when the
+/// config is gone.
+async fn entry_cached(ctx: &Context, queued: &QueuedEvent) {
+    let QueuedEvent::Rendered {
+        config,
+        revision: Some(revision),
+        ..
+    } = queued
+    else {
+        return;
+    };
+    // Subscribed before the first look: an event applied in between is not missed.
+    let mut seen = ctx.configs_seen.subscribe();
+    let wait = async {
+        loop {
+            let Some(cached) = ctx.cached_config(config) else {
+                return;
+            };
+            let status = report::previous_status(&cached).status;
+            let last = status.and_then(|s| s.history.last().map(|e| e.revision));
+            if last.is_some_and(|last| last >= *revision) || seen.changed().await.is_err() {
+                return;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(ENTRY_WAIT, wait).await;
 }
 
 #[cfg(test)]
@@ -236,5 +272,45 @@ mod tests {
             revision: Some(1),
         };
         assert!(delivered(&ctx, gone).is_none());
+    }
+
+    /// The status write that added the entry may reach the cache after the reconcile ended: the
+    /// Event waits for the watch to bring it in, and its note names the revision.
+    #[tokio::test]
+    async fn a_rendered_event_waits_for_the_watch_to_bring_in_its_entry() {
+        let at = |revision: i64| -> KafkaToolConfig {
+            let config: KafkaToolConfig = serde_json::from_value(serde_json::json!({
+                "apiVersion": "kafkaconfig.dev/v1alpha1",
+                "kind": "KafkaToolConfig",
+                "metadata": {"name": "orders", "namespace": "team-a", "uid": "u-1"},
+                "spec": {"tool": "kafka-console-producer"},
+                "status": {"configHash": HASH, "history": [{
+                    "revision": revision, "hash": HASH, "time": "2026-12-06T00:00:00Z",
+                    "changedKeys": ["acks"], "cause": "spec changed"
+                }]}
+            }))
+            .expect("a config");
+            let mut cached = config;
+            cached.status = cached.status.take().map(KafkaToolConfigStatus::cached);
+            cached
+        };
+        let (ctx, _api_server, mut writer) = fixtures::context_with_watch(&[at(2)], Vec::new());
+        let watch = {
+            let ctx = ctx.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(at(3)));
+                ctx.configs_seen.send_modify(|n| *n += 1);
+            })
+        };
+        let queued = queued(Some(3));
+        entry_cached(&ctx, &queued).await;
+        let (_, event) = delivered(&ctx, queued).expect("the config is cached");
+        let note = event.note.unwrap_or_default();
+        assert!(
+            note.starts_with("revision 3 of ConfigMap orders-kafka"),
+            "{note}"
+        );
+        watch.await.expect("the watch task");
     }
 }

@@ -65,8 +65,7 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     // First come, first served; the semaphore is never closed.
     let _slot = ctx.reconcile_slots.acquire().await.ok();
     // The object kube-runtime handed over may have waited long for the slot: the cache's latest
-    // has any status write of ours that arrived meanwhile (`Context::status_writes` forgets a
-    // write once the cache holds it).
+    // has any status write of ours that arrived meanwhile.
     let Some(config) = ctx.latest_config(&config) else {
         return Ok(Action::await_change());
     };
@@ -74,7 +73,8 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     let running = Running::new(&ctx.running);
     let started = Instant::now();
     // Boxed: a reconcile waiting for its slot above stays a small future.
-    let result = Box::pin(reconcile_inner(&config, &ctx, &namespace, &name).instrument(span)).await;
+    let result =
+        Box::pin(reconcile_inner(config.clone(), &ctx, &namespace, &name).instrument(span)).await;
     ctx.metrics.finished();
     drop(running);
     ctx.metrics.reconciles.inc();
@@ -89,7 +89,7 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
         // health check passes before the output exists. A first reconcile that finishes writes
         // its result directly: one status write per new config instead of two.
         Err(_) if config.status.as_ref().is_none_or(|s| !s.has_conditions()) => {
-            write_reconciling(&ctx, &namespace, &name, config.metadata.generation).await;
+            write_reconciling(&ctx, &config, &namespace, &name).await;
         }
         Err(_) => {}
     }
@@ -113,7 +113,10 @@ impl Drop for Running<'_> {
     }
 }
 
-async fn write_reconciling(ctx: &Context, namespace: &str, name: &str, generation: Option<i64>) {
+async fn write_reconciling(ctx: &Context, config: &KafkaToolConfig, namespace: &str, name: &str) {
+    let generation = config.metadata.generation;
+    let resource_version = config.resource_version();
+    let resource_version = resource_version.as_deref();
     let api: Api<apply::Written<KafkaToolConfig>> = Api::namespaced(ctx.client.clone(), namespace);
     let mut initial = KafkaToolConfigStatus {
         observed_generation: generation,
@@ -136,9 +139,11 @@ async fn write_reconciling(ctx: &Context, namespace: &str, name: &str, generatio
             &now,
         );
     }
-    match apply::write_status(&api, &ctx.metrics, name, &initial).await {
-        Ok(written) => ctx.status_written(&ConfigId::new(namespace, name), written, &initial),
-        Err(error) => warn!(%namespace, %name, %error, "cannot write the Reconciling status"),
+    // Onto the version without a status only: the cache may not have a status written since.
+    if let Err(error) =
+        apply::write_status(&api, &ctx.metrics, name, resource_version, &initial).await
+    {
+        warn!(%namespace, %name, %error, "cannot write the Reconciling status");
     }
 }
 
@@ -193,17 +198,83 @@ fn known_dependencies(config: &KafkaToolConfig) -> Option<(ConfigId, Vec<SourceR
     ))
 }
 
-/// The pipeline. Returns at once when the caches prove nothing changed since the live output
-/// was rendered; a refused output write is returned only after the status and events say so.
+/// How many times a reconcile runs the pipeline when each status write finds the config moved on.
+const STATUS_WRITE_ATTEMPTS: usize = 3;
+/// How long a reconcile whose status write found its config stale waits for the watch to bring in
+/// the newer version (milliseconds, unless the watch is down: the backoff retries then).
+const CACHE_CATCH_UP: Duration = Duration::from_secs(5);
+
+/// The pipeline, run again when the status write finds that the cache's copy of the config was
+/// stale (this operator's last status write not in it yet, or someone changed the config
+/// meanwhile), on the newer version once the watch has brought it in: the next status is built
+/// from the one it replaces. Neither a read of the config nor a cache of our own writes.
 async fn reconcile_inner(
-    config: &KafkaToolConfig,
+    config: Arc<KafkaToolConfig>,
     ctx: &Arc<Context>,
     namespace: &str,
     name: &str,
 ) -> Result<Action, Error> {
+    let mut wrote = None;
+    let mut config = config;
+    for attempt in 1..=STATUS_WRITE_ATTEMPTS {
+        if let Some(action) = run_pipeline(&config, ctx, namespace, name, &mut wrote).await? {
+            return Ok(action);
+        }
+        if attempt == STATUS_WRITE_ATTEMPTS {
+            break;
+        }
+        match newer_in_cache(ctx, &config).await {
+            Newer::Cached(newer) => config = newer,
+            // Deleted meanwhile: garbage collection removes its output.
+            Newer::Gone => return Ok(Action::await_change()),
+            Newer::NotYet => break,
+        }
+    }
+    Err(Error::StaleStatus)
+}
+
+enum Newer {
+    Cached(Arc<KafkaToolConfig>),
+    Gone,
+    NotYet,
+}
+
+/// Waits (at most [`CACHE_CATCH_UP`]) until the cache holds `config` at another resourceVersion.
+async fn newer_in_cache(ctx: &Context, config: &KafkaToolConfig) -> Newer {
+    // Subscribed before the first look: an event applied in between is not missed.
+    let mut seen = ctx.configs_seen.subscribe();
+    let stale = config.resource_version();
+    let wait = async {
+        loop {
+            match ctx.latest_config(config) {
+                None => return Newer::Gone,
+                Some(cached) if cached.resource_version() != stale => return Newer::Cached(cached),
+                Some(_) => {}
+            }
+            if seen.changed().await.is_err() {
+                return Newer::NotYet;
+            }
+        }
+    };
+    tokio::time::timeout(CACHE_CATCH_UP, wait)
+        .await
+        .unwrap_or(Newer::NotYet)
+}
+
+/// One run of the pipeline. Returns at once when the caches prove nothing changed since the live
+/// output was rendered; a refused output write is returned only after the status and events say
+/// so. `None`: the status write found `config` stale. `wrote`: the output written by this or an
+/// earlier run (its `Rendered` Event goes out with the status that records it).
+async fn run_pipeline(
+    config: &KafkaToolConfig,
+    ctx: &Arc<Context>,
+    namespace: &str,
+    name: &str,
+    wrote: &mut Option<(&'static str, String, String)>,
+) -> Result<Option<Action>, Error> {
     let opted_in = lock(&ctx.opt_ins).targets(namespace, name);
     if unchanged(ctx, config, namespace, &opted_in) {
-        return Ok(Action::await_change());
+        return Ok(Some(Action::await_change()));
     }
     let spec = &config.spec.config;
     let uid = config.uid().ok_or(Error::MissingField("metadata.uid"))?;
@@ -213,15 +284,18 @@ async fn reconcile_inner(
         uid: Some(&uid),
     };
     let key = ConfigId::new(namespace, name);
-    let previous = report::previous_status(ctx, config, &key);
+    let previous = report::previous_status(config);
     let before = previous.status.as_ref();
 
     let read = dereference::dereference(ctx, spec, namespace).await?;
     let evaluated = evaluate::evaluate(ctx, config, &key, &read);
     let ev = &evaluated.ev;
-    let applied = output::apply_output(ctx, &owner, ev, before, spec).await?;
+    let mut applied = output::apply_output(ctx, &owner, ev, before, spec).await?;
     let rolled = rollout::roll_out(ctx, namespace, spec, &opted_in, ev, &applied.live).await?;
     let gc = prune::prune(ctx, &owner, spec, &applied, &rolled.targets, before).await?;
+    if let Some(output) = applied.wrote.take() {
+        *wrote = Some(output);
+    }
 
     let authors = read.fetched.authors;
     let next = report::next_status(
@@ -233,16 +307,19 @@ async fn reconcile_inner(
         rolled.statuses,
         authors,
     );
-    if !report::write(ctx, &key, &previous, &next).await? {
+    let version = config.resource_version();
+    match report::write(ctx, &key, version.as_deref(), &previous, &next).await? {
+        report::Written::Done => {}
+        report::Written::Stale => return Ok(None),
         // Deleted meanwhile: garbage collection removes its output.
-        return Ok(Action::await_change());
+        report::Written::Gone => return Ok(Some(Action::await_change())),
     }
-    events::publish_transitions(ctx, config, before, &next, applied.wrote).await;
+    events::publish_transitions(ctx, config, before, &next, wrote.take()).await;
 
     if let Some(error) = applied.refused {
         return Err(error);
     }
-    Ok(next_action(&applied.live, gc))
+    Ok(Some(next_action(&applied.live, gc)))
 }
 
 /// Nothing changed since the live output was rendered (a restart, the periodic resync): the

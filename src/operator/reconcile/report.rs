@@ -2,7 +2,6 @@
 //! plus a history entry for a new live hash; written only when it differs from the previous one.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use kube::ResourceExt;
 use kube::api::Api;
@@ -21,14 +20,14 @@ use crate::operator::reconcile::output::Applied;
 use crate::status::{self, Author, KafkaToolConfigStatus, RolloutStatus};
 
 /// The status the next one is built from and compared with.
-pub struct Previous {
+pub struct Previous<'a> {
     /// Rebuilt from a projection (`KafkaToolConfigStatus::rebuilt`), or as it is.
     pub status: Option<KafkaToolConfigStatus>,
     /// The projection `status` was rebuilt from: the stored status's digest compares.
-    projection: Option<Arc<KafkaToolConfigStatus>>,
+    projection: Option<&'a KafkaToolConfigStatus>,
 }
 
-impl Previous {
+impl Previous<'_> {
     fn differs(&self, next: &KafkaToolConfigStatus) -> bool {
         match &self.projection {
             Some(projection) => projection.differs_from_stored(next),
@@ -38,22 +37,19 @@ impl Previous {
 }
 
 /// The previous status, without a request: the cache's projection holds all the next status is
-/// built from (history, transition times, output keys, rollout) and a digest of the rest. When
-/// the cache has not yet seen this operator's last status write of the config (a reconcile that
-/// follows right after another), the projection of that write stands in for it.
-pub fn previous_status(ctx: &Context, config: &KafkaToolConfig, key: &ConfigId) -> Previous {
-    let projection = ctx
-        .unseen_status_write(key, config.resource_version().as_deref())
-        .or_else(|| config.status.clone().map(Arc::new));
-    match projection {
-        Some(projection) => match projection.rebuilt() {
+/// built from (history, transition times, output keys, rollout) and a digest of the rest. The
+/// cache may not have this operator's last write of it yet; the status write then finds the
+/// config at a later resourceVersion than `config`'s and is refused ([`write`]).
+pub fn previous_status(config: &KafkaToolConfig) -> Previous<'_> {
+    match config.status.as_ref() {
+        Some(stored) => match stored.rebuilt() {
             Some(rebuilt) => Previous {
                 status: Some(rebuilt),
-                projection: Some(projection),
+                projection: Some(stored),
             },
-            // Not a projection (a status built by hand): compared as it is.
+            // Not a projection (a status read from the API server): compared as it is.
             None => Previous {
-                status: Some((*projection).clone()),
+                status: Some(stored.clone()),
                 projection: None,
             },
         },
@@ -70,7 +66,7 @@ pub fn previous_status(ctx: &Context, config: &KafkaToolConfig, key: &ConfigId) 
 pub fn next_status(
     ctx: &Context,
     config: &KafkaToolConfig,
-    previous: &Previous,
+    previous: &Previous<'_>,
     evaluated: &Evaluated,
     applied: &Applied,
     rollout: Option<Vec<RolloutStatus>>,
@@ -144,25 +140,37 @@ fn record_history(
     history::record_revision(change, next, hash, now);
 }
 
-/// Writes `next` when it differs from the previous status. `false`: the config is gone (deleted
-/// meanwhile; garbage collection removes its output). Errors: [`Error::Status`].
+/// What became of a status write.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Written {
+    /// Written, or nothing to write.
+    Done,
+    /// The config is gone (deleted meanwhile; garbage collection removes its output).
+    Gone,
+    /// The config is no longer at the resourceVersion the status was built from: someone
+    /// changed it, or the cache has not brought in this operator's last status write yet.
+    Stale,
+}
+
+/// Writes `next` when it differs from the previous status, onto the version of the config the
+/// previous status was read from (`resource_version`): history is read-modify-write, and a
+/// status built on an older one would drop what was written since. Errors: [`Error::Status`].
 pub async fn write(
     ctx: &Context,
     key: &ConfigId,
-    previous: &Previous,
+    resource_version: Option<&str>,
+    previous: &Previous<'_>,
     next: &KafkaToolConfigStatus,
-) -> Result<bool, Error> {
+) -> Result<Written, Error> {
     if !previous.differs(next) {
-        return Ok(true);
+        return Ok(Written::Done);
     }
     let api: Api<apply::Written<KafkaToolConfig>> =
         Api::namespaced(ctx.client.clone(), &key.namespace);
-    match apply::write_status(&api, &ctx.metrics, &key.name, next).await {
-        Ok(written) => {
-            ctx.status_written(key, written, next);
-            Ok(true)
-        }
-        Err(Error::Kube(kube::Error::Api(status))) if status.is_not_found() => Ok(false),
+    match apply::write_status(&api, &ctx.metrics, &key.name, resource_version, next).await {
+        Ok(()) => Ok(Written::Done),
+        Err(Error::Kube(kube::Error::Api(status))) if status.is_not_found() => Ok(Written::Gone),
+        Err(Error::Kube(kube::Error::Api(status))) if status.is_conflict() => Ok(Written::Stale),
         Err(error) => Err(error.in_step(Error::Status)),
     }
 }
