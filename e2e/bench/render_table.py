@@ -242,8 +242,17 @@ def block_peer(results):
              f"{num(c.get('ours_configs_per_s'))} | {num(c.get('ceiling_configs_per_s'))} (client) | "
              f"{num(c.get('value'))} | {num(c.get('n'))} | ≥ {CEILING_GOAL} | "
              f"{verdict(c.get('value'), '>=', CEILING_GOAL)} |")
+    small = results.get("initial_sync_fraction_of_small_status_ceiling")
+    if small:
+        L.append(f"| …against the client writing a small status ({num(small.get('status_bytes'))} B, not the "
+                 f"operator's {num(c.get('status_bytes'))} B) | `initial_sync_fraction_of_small_status_ceiling` | "
+                 f"{num(small.get('ours_configs_per_s'))} | {num(small.get('ceiling_configs_per_s'))} (client) | "
+                 f"{num(small.get('value'))} | {num(small.get('n'))} | – | – |")
     L.append("")
-    L.append(source_line(results, [k for _, k, *_ in PEER_GOALS] + ["initial_sync_fraction_of_ceiling"]))
+    keys = [k for _, k, *_ in PEER_GOALS] + ["initial_sync_fraction_of_ceiling"]
+    if small:
+        keys.append("initial_sync_fraction_of_small_status_ceiling")
+    L.append(source_line(results, keys))
     return L
 
 

@@ -59,8 +59,18 @@ def entries(s, command):
         out["initial_sync_fraction_of_ceiling"] = {
             "value": round(c["fraction"], 3), "ours_configs_per_s": c["operator_configs_per_s"],
             "ceiling_configs_per_s": c["client_configs_per_s"], "n": c["configs"], "command": command,
+            "status_bytes": (c.get("status_bytes") or {}).get("operator"),
             "what": "operator configs synced/s (start to last Ready) / the minimal client's (output apply + "
-                    "status apply per config, same concurrency)"}
+                    "status apply per config, same concurrency, replaying the operator's output and status "
+                    "bytes)"}
+        if c.get("client_small_status"):
+            out["initial_sync_fraction_of_small_status_ceiling"] = {
+                "value": round(c["fraction_of_small_status_client"], 3),
+                "ours_configs_per_s": c["operator_configs_per_s"],
+                "ceiling_configs_per_s": c["client_small_status"]["configs_per_s"], "n": c["configs"],
+                "status_bytes": c["client_small_status"].get("status_bytes"), "command": command,
+                "what": "the same, against the client writing a made-up output and a small status "
+                        "(hash, output, Valid, Ready) instead of the operator's"}
     return out
 
 

@@ -337,6 +337,12 @@ def ceiling(a, kube, tracker, namespaces, port):
     ours_s = time.monotonic() - p.started
     ours_cpu_s = scale.proc_cpu_s(p.proc.pid)
     p.stop()
+    # "The same writes": the client replays one of the operator's outputs and statuses, byte for
+    # byte but for the config's name (the status content is the product's, DESIGN.md section 4).
+    template = operator_writes(kube, ours_keys[0])
+    template_file = os.path.join(a.run_dir, "ceiling-template.json")
+    with open(template_file, "w") as f:
+        json.dump(template, f)
     # Where each side's requests went (the watches of this harness are in both).
     ours_requests = scale.request_delta(requests_before, scale.apiserver_requests(kube))
     client_keys = fresh(95000)
@@ -344,12 +350,24 @@ def ceiling(a, kube, tracker, namespaces, port):
     keys_file = os.path.join(a.run_dir, "ceiling-keys.txt")
     with open(keys_file, "w") as f:
         f.writelines(f"{ns} {name}\n" for ns, name in client_keys)
-    out = subprocess.run([a.ceiling_bin, "--keys", keys_file], env=dict(os.environ, KUBECONFIG=a.sa_kubeconfig),
+    out = subprocess.run([a.ceiling_bin, "--keys", keys_file, "--template", template_file],
+                         env=dict(os.environ, KUBECONFIG=a.sa_kubeconfig),
                          capture_output=True, text=True, timeout=1800)
     if out.returncode != 0:
         raise RuntimeError(f"sync-ceiling failed: {out.stderr[-2000:]}")
     client = json.loads(out.stdout)
     client_requests = scale.request_delta(requests_before, scale.apiserver_requests(kube))
+    # The same client with the small status it wrote until 2026-12-06 (0.6 KB: hash, output,
+    # Valid and Ready), on as many other fresh configs: what the status's size costs the API server.
+    small_keys = fresh(85000)
+    small_file = os.path.join(a.run_dir, "ceiling-keys-small.txt")
+    with open(small_file, "w") as f:
+        f.writelines(f"{ns} {name}\n" for ns, name in small_keys)
+    out = subprocess.run([a.ceiling_bin, "--keys", small_file], env=dict(os.environ, KUBECONFIG=a.sa_kubeconfig),
+                         capture_output=True, text=True, timeout=1800)
+    if out.returncode != 0:
+        raise RuntimeError(f"sync-ceiling (small status) failed: {out.stderr[-2000:]}")
+    small = json.loads(out.stdout)
     # From the process's start, as the client's figure includes its own start and list; the
     # figure from /readyz (caches filled) is kept beside it.
     r = {"configs": n, "client": client, "operator_seconds": ours_s, "operator_rendered": done,
@@ -359,9 +377,27 @@ def ceiling(a, kube, tracker, namespaces, port):
          "operator_requests": ours_requests, "client_requests": client_requests,
          "operator_cpu_s": ours_cpu_s}
     r["fraction"] = r["operator_configs_per_s"] / r["client_configs_per_s"]
+    r["client_small_status"] = small
+    r["fraction_of_small_status_client"] = r["operator_configs_per_s"] / small["configs_per_s"]
+    r["status_bytes"] = {"operator": len(json.dumps(template["status"], separators=(",", ":"))),
+                         "small": small.get("status_bytes")}
     log(f"ceiling: operator {r['operator_configs_per_s']:.0f} configs/s, client {r['client_configs_per_s']:.0f}"
         f" configs/s: fraction {r['fraction']:.2f}")
     return r
+
+
+def operator_writes(kube, key):
+    """The output ConfigMap and the status the operator wrote for config `key`, as a template for
+    the ceiling client (server-set metadata dropped)."""
+    ns, name = key
+    config = kube.get_json(f"/apis/{GROUP}/{VERSION}/namespaces/{ns}/kafkatoolconfigs/{name}")
+    status = config["status"]
+    out = status["output"]
+    output = kube.get_json(f"/api/v1/namespaces/{ns}/configmaps/{out['name']}")
+    meta = output["metadata"]
+    output["metadata"] = {k: meta[k] for k in ("name", "namespace", "labels", "annotations",
+                                               "ownerReferences") if k in meta}
+    return {"config": name, "output": output, "status": status}
 
 
 def create_ns(kube, ns):
