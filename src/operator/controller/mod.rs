@@ -162,11 +162,13 @@ fn controller(
         )
         .default_backoff(),
         reader.clone(),
+        ctx.configs_seen.clone(),
         owned_tx.clone(),
     ));
     tokio::spawn(forward_owned(
         watcher(scoped::<PartialObjectMeta<Secret>>(client, scope), owned).default_backoff(),
         reader.clone(),
+        ctx.configs_seen.clone(),
         owned_tx.clone(),
     ));
     let config_maps = sources::<ConfigMap>(

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::controller::Action;
-use tracing::{Instrument, info_span, warn};
+use tracing::{Instrument, debug, info_span, warn};
 
 use crate::engine::sources::{SourceKind, SourceRef};
 use crate::engine::spec::RolloutKind;
@@ -310,7 +310,10 @@ async fn run_pipeline(
     let version = config.resource_version();
     match report::write(ctx, &key, version.as_deref(), &previous, &next).await? {
         report::Written::Done => {}
-        report::Written::Stale => return Ok(None),
+        report::Written::Stale => {
+            debug!(version = ?version, "status write refused: the config moved on since it was cached");
+            return Ok(None);
+        }
         // Deleted meanwhile: garbage collection removes its output.
         report::Written::Gone => return Ok(Some(Action::await_change())),
     }
