@@ -81,8 +81,9 @@ fn read(input: &[u8], encoding: Encoding) -> Result<Vec<Entry>, ParseError> {
         pos: 0,
         line: 1,
     };
-    // At most one entry per natural line: sized once instead of grown while reading.
-    let mut entries = Vec::with_capacity(input.iter().filter(|&&b| b == b'\n').count() + 1);
+    // Grown as lines are read: counting the line ends first to size it cost more than the
+    // growing (a pass over every byte of the file).
+    let mut entries = Vec::new();
     // Continued lines are joined here; a line without continuation is used where it lies.
     let mut joined = Vec::new();
     while let Some((start_line, span)) = reader.read_logical_line(&mut joined) {

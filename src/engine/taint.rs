@@ -112,7 +112,9 @@ pub struct SecretPart {
 #[derive(Clone, PartialEq, Eq)]
 pub struct SecretText {
     text: String,
-    origin: SecretOrigin,
+    /// Boxed: a value is moved through every layer of the merge, and most values are plain
+    /// (a `Value` is the size of a `String` and a pointer, not of three names of a Secret).
+    origin: Box<SecretOrigin>,
 }
 
 impl SecretText {
@@ -121,7 +123,7 @@ impl SecretText {
         let range = 0..text.len();
         Self {
             text,
-            origin: SecretOrigin::Parts(vec![SecretPart { range, from }]),
+            origin: Box::new(SecretOrigin::Parts(vec![SecretPart { range, from }])),
         }
     }
 
@@ -129,7 +131,7 @@ impl SecretText {
     pub fn from_file(text: String, from: SecretSource, line: u32) -> Self {
         Self {
             text,
-            origin: SecretOrigin::File { from, line },
+            origin: Box::new(SecretOrigin::File { from, line }),
         }
     }
 
@@ -139,7 +141,7 @@ impl SecretText {
 
     /// The Secret keys the text holds data of, sorted, each once.
     pub fn sources(&self) -> Vec<&SecretSource> {
-        let mut sources: Vec<&SecretSource> = match &self.origin {
+        let mut sources: Vec<&SecretSource> = match &*self.origin {
             SecretOrigin::Parts(parts) => parts.iter().map(|p| &p.from).collect(),
             SecretOrigin::File { from, .. } => vec![from],
         };
@@ -184,7 +186,7 @@ impl SecretText {
         &self,
         build: impl FnOnce(&str, &mut TextBuilder) -> Result<(), E>,
     ) -> Result<Value, E> {
-        let SecretOrigin::File { from, line } = &self.origin else {
+        let SecretOrigin::File { from, line } = &*self.origin else {
             return Ok(Value::Secret(self.clone()));
         };
         let mut out = TextBuilder::default();
@@ -201,7 +203,7 @@ impl SecretText {
     /// or for a value of a Secret file, a reference to its `property` in the mounted file
     /// (`${file:<mount>/secrets/<secret>/<key>:<property>}`).
     pub fn deferred(&self, mount_path: &str, property: &str) -> DeferredText {
-        match &self.origin {
+        match &*self.origin {
             SecretOrigin::File { from, .. } => DeferredText {
                 text: format!(
                     "${{file:{mount_path}/secrets/{}/{}:{property}}}",
@@ -377,7 +379,7 @@ impl TextBuilder {
             Value::Plain(text) => self.text.push_str(text),
             Value::Secret(secret) => {
                 self.text.push_str(&secret.text);
-                match &secret.origin {
+                match &*secret.origin {
                     SecretOrigin::Parts(parts) => {
                         self.parts.extend(parts.iter().map(|p| SecretPart {
                             range: start + p.range.start..start + p.range.end,
@@ -408,7 +410,7 @@ impl TextBuilder {
         } else {
             Value::Secret(SecretText {
                 text,
-                origin: SecretOrigin::Parts(std::mem::take(&mut self.parts)),
+                origin: Box::new(SecretOrigin::Parts(std::mem::take(&mut self.parts))),
             })
         }
     }
