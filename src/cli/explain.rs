@@ -44,11 +44,12 @@ pub fn explain_entries(
     let mut entries = Vec::new();
     for (role, view) in &ev.views {
         let first = entries.len();
-        for provenance in view.keys.values() {
-            if only_key.is_some_and(|k| !provenance.key.inspect(|key| key == k)) {
+        for (key, provenance) in &view.keys {
+            if only_key.is_some_and(|k| !key.inspect(|key| key == k)) {
                 continue;
             }
-            let shown = |c: &Contribution| sensitive::shown_value_of(provenance, c).into_owned();
+            let shown =
+                |c: &Contribution| sensitive::shown_value_of(key, provenance, c).into_owned();
             let winner = provenance.winner();
             if winner.layer == Layer::KafkaDefaults {
                 continue;
@@ -57,7 +58,7 @@ pub fn explain_entries(
                 namespace: namespace.to_string(),
                 name: name.to_string(),
                 role: role.to_string(),
-                key: provenance.key.shown().into_owned(),
+                key: key.shown().into_owned(),
                 value: shown(winner),
                 layer: winner.layer,
                 source: winner.source.to_string(),

@@ -24,16 +24,16 @@ pub(crate) fn check_override_policy(
         let matcher = PolicyMatcher::new(policy);
         let refused: Vec<String> = view
             .keys
-            .values()
-            .filter(|p| !p.key.inspect(|key| matcher.allows(key)))
-            .filter_map(|p| {
+            .iter()
+            .filter(|(key, _)| !key.inspect(|key| matcher.allows(key)))
+            .filter_map(|(key, p)| {
                 let sources: Vec<String> = p
                     .chain
                     .iter()
                     .filter(|c| c.layer.is_user_layer())
                     .map(|c| c.source.to_string())
                     .collect();
-                (!sources.is_empty()).then(|| format!("{} ({})", p.key.shown(), sources.join(", ")))
+                (!sources.is_empty()).then(|| format!("{} ({})", key.shown(), sources.join(", ")))
             })
             .collect();
         if !refused.is_empty() {
@@ -117,7 +117,7 @@ pub(crate) fn warn_forced_by_tool(
 }
 
 pub(crate) fn warn_enforced(role: Role, view: &RoleView, warnings: &mut Vec<Warning>) {
-    for provenance in view.keys.values() {
+    for (key, provenance) in &view.keys {
         let mut chain = provenance
             .chain
             .iter()
@@ -132,7 +132,7 @@ pub(crate) fn warn_enforced(role: Role, view: &RoleView, warnings: &mut Vec<Warn
             && !winner.value.same_text(&below.value)
         {
             warnings.push(Warning {
-                key: provenance.key.shown().into_owned(),
+                key: key.shown().into_owned(),
                 role: Some(role),
                 reason: Reason::Enforced,
                 message: format!(
@@ -195,13 +195,13 @@ pub(crate) fn check_required(
 pub(crate) fn shadowed(role: Role, view: &RoleView) -> Vec<Shadowed> {
     let mut shadowed: Vec<Shadowed> = view
         .keys
-        .values()
-        .filter_map(|p| {
+        .iter()
+        .filter_map(|(key, p)| {
             let mut chain = p.chain.iter().filter(|c| c.layer != Layer::KafkaDefaults);
             let winner = chain.next()?;
             let over: Vec<String> = chain.map(Contribution::shadow_label).collect();
             (!over.is_empty()).then(|| Shadowed {
-                key: p.key.shown().into_owned(),
+                key: key.shown().into_owned(),
                 role,
                 winner: winner.layer.as_str().to_string(),
                 over,

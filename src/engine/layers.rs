@@ -1,11 +1,12 @@
 //! The layers of DESIGN section 3 and the provenance of every key.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::engine::catalogue::configs::ConfigKey;
-use crate::engine::key::Key;
 use crate::engine::taint::Value;
 
 /// A precedence layer. The derived order is the Modern order, lowest first.
@@ -65,12 +66,107 @@ impl fmt::Display for Layer {
 pub struct Contribution {
     pub layer: Layer,
     /// Human-readable origin: `configFiles[0] base-client/client.properties:2`, `args.topic`, …
-    pub source: String,
+    pub source: Source,
     pub value: Value,
 }
 
+/// Where a value came from, as messages and `explain` name it. The lines of a config file share
+/// one label of the file and keep their number: `label:line` is written out only when something
+/// shows it, not for every line read.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Source {
+    /// `args.topic`, `--timeout default`, `Kafka default`, …
+    Text(Cow<'static, str>),
+    /// `configFiles[0] base-client/client.properties` and the line: `…client.properties:2`.
+    Line { file: Arc<str>, line: u32 },
+}
+
+impl Default for Source {
+    fn default() -> Self {
+        Source::Text(Cow::Borrowed(""))
+    }
+}
+
+impl Source {
+    /// The text, borrowed when it is a label as it is.
+    pub fn text(&self) -> Cow<'_, str> {
+        match self {
+            Source::Text(text) => Cow::Borrowed(text),
+            Source::Line { .. } => {
+                let mut text = String::new();
+                self.push_to(&mut text);
+                Cow::Owned(text)
+            }
+        }
+    }
+
+    /// Appends the text to `out`: the file label and the line as pieces, without a formatter
+    /// around the whole (an unknown key's warning writes its source this way).
+    pub fn push_to(&self, out: &mut String) {
+        match self {
+            Source::Text(text) => out.push_str(text),
+            Source::Line { file, line } => {
+                out.reserve(file.len() + 11);
+                out.push_str(file);
+                out.push(':');
+                // Writing to a String cannot fail.
+                let _ = fmt::Write::write_fmt(out, format_args!("{line}"));
+            }
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Text(text) => f.write_str(text),
+            Source::Line { file, line } => write!(f, "{file}:{line}"),
+        }
+    }
+}
+
+/// As the text it shows.
+impl fmt::Debug for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.text(), f)
+    }
+}
+
+impl PartialEq<str> for Source {
+    fn eq(&self, other: &str) -> bool {
+        self.text() == other
+    }
+}
+
+impl PartialEq<&str> for Source {
+    fn eq(&self, other: &&str) -> bool {
+        self.text() == *other
+    }
+}
+
+impl From<&'static str> for Source {
+    fn from(text: &'static str) -> Self {
+        Source::Text(Cow::Borrowed(text))
+    }
+}
+
+impl From<String> for Source {
+    fn from(text: String) -> Self {
+        Source::Text(Cow::Owned(text))
+    }
+}
+
+impl From<Source> for String {
+    fn from(source: Source) -> Self {
+        match source {
+            Source::Text(text) => text.into_owned(),
+            line => line.text().into_owned(),
+        }
+    }
+}
+
 impl Contribution {
-    pub fn new(layer: Layer, source: impl Into<String>, value: impl Into<Value>) -> Self {
+    pub fn new(layer: Layer, source: impl Into<Source>, value: impl Into<Value>) -> Self {
         Self {
             layer,
             source: source.into(),
@@ -86,18 +182,18 @@ impl Contribution {
     /// visible), else the layer.
     pub fn shadow_label(&self) -> String {
         match self.layer {
-            Layer::ConfigFiles | Layer::ClusterDefaults | Layer::Enforced => self.source.clone(),
+            Layer::ConfigFiles | Layer::ClusterDefaults | Layer::Enforced => {
+                self.source.text().into_owned()
+            }
             _ => self.layer.as_str().to_string(),
         }
     }
 }
 
-/// Every value one key received, highest precedence first; the first is the winner.
+/// Every value one key received, highest precedence first; the first is the winner. The key is
+/// the one a view maps to it (`RoleView::keys`).
 #[derive(Debug, Clone)]
 pub struct Provenance {
-    /// Secret content when read from a Secret's file and not a name Kafka defines: shown only
-    /// through [`Key::shown`].
-    pub key: Key,
     pub chain: Vec<Contribution>,
     /// Kafka's definition of the key for the view's role, looked up once when the view is built.
     pub def: Option<&'static ConfigKey>,

@@ -4,12 +4,13 @@
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::engine::catalogue::configs::ConfigCatalogue;
 use crate::engine::catalogue::tools::{Applied, OnlyWhen, Tool, ToolOption};
 use crate::engine::globals::{GlobalDefaults, role_entries};
 use crate::engine::key::Key;
-use crate::engine::layers::{Contribution, Layer, Provenance};
+use crate::engine::layers::{Contribution, Layer, Provenance, Source};
 use crate::engine::model::RoleView;
 use crate::engine::outcome::{Problem, Reason, Warning};
 use crate::engine::reference::{self, Bindings, Mode};
@@ -27,7 +28,7 @@ pub(crate) struct Raw<'a> {
     /// merged key carries it.
     secret_key: Option<&'a Key>,
     layer: Layer,
-    source: String,
+    source: Source,
     text: Value,
     /// Set for values an option contributes only under a condition (`onlyWhen`).
     only_when: Option<&'a OnlyWhen>,
@@ -42,12 +43,12 @@ enum RawKey<'a> {
 
 impl<'a> Raw<'a> {
     /// A value with no condition.
-    fn new(key: &'a str, layer: Layer, source: String, text: impl Into<Value>) -> Self {
+    fn new(key: &'a str, layer: Layer, source: impl Into<Source>, text: impl Into<Value>) -> Self {
         Raw {
             key: RawKey::Text(key),
             secret_key: None,
             layer,
-            source,
+            source: source.into(),
             text: text.into(),
             only_when: None,
         }
@@ -78,7 +79,7 @@ pub fn option_value(option: &ToolOption, value: &Scalar) -> Result<Option<String
 /// The raw values of every layer for one role, lowest precedence first. `last_role`: no role
 /// after this one is collected, so the files' values are taken out of `files`, not copied.
 pub(crate) fn collect<'a>(
-    tool: &'a Tool,
+    tool: &'static Tool,
     spec: &'a ToolConfigSpec,
     role: Role,
     last_role: bool,
@@ -87,31 +88,37 @@ pub(crate) fn collect<'a>(
     problems: &mut Vec<Problem>,
 ) -> Vec<Raw<'a>> {
     let legacy = spec.precedence() == Precedence::Legacy;
-    let mut raws: Vec<Raw<'a>> = Vec::new();
-    let push = |raws: &mut Vec<Raw<'a>>, key: &'a str, layer, source: String, text: String| {
-        raws.push(Raw::new(key, layer, source, text))
-    };
-    // Values an option contributes carry the option's condition.
-    let push_option =
-        |raws: &mut Vec<Raw<'a>>, option: &'a ToolOption, layer, source: String, text: String| {
-            raws.push(Raw {
-                only_when: option.only_when.as_ref(),
-                ..Raw::new(&option.key, layer, source, text)
-            })
+    // Sized once for the files' lines, the spec's properties and the tool's own values, instead
+    // of regrown (and moved) while they are pushed; GlobalClientDefaults' values may add more.
+    let capacity = files.iter().map(|f| f.entries.len()).sum::<usize>()
+        + role_entries(&spec.properties, role).count()
+        + tool.tool_defaults.get(&role).map_or(0, BTreeMap::len)
+        + tool.forced.get(&role).map_or(0, BTreeMap::len)
+        + 2 * tool.options.len();
+    let mut raws: Vec<Raw<'a>> = Vec::with_capacity(capacity);
+    // The catalogue's labels are borrowed for the evaluation, not copied for every value.
+    let push =
+        |raws: &mut Vec<Raw<'a>>, key: &'a str, layer, source: &'static str, text: String| {
+            raws.push(Raw::new(key, layer, source, text))
         };
+    // Values an option contributes carry the option's condition.
+    let push_option = |raws: &mut Vec<Raw<'a>>,
+                       option: &'static ToolOption,
+                       layer,
+                       source: &'static str,
+                       text: String| {
+        raws.push(Raw {
+            only_when: option.only_when.as_ref(),
+            ..Raw::new(&option.key, layer, source, text)
+        })
+    };
 
     push_globals(&mut raws, applied, role, Layer::ClusterDefaults);
 
     if let Some(defaults) = tool.tool_defaults.get(&role) {
         let label = tool.default_label();
         for (key, value) in defaults {
-            push(
-                &mut raws,
-                key,
-                Layer::ToolDefaults,
-                label.clone(),
-                value.clone(),
-            );
+            push(&mut raws, key, Layer::ToolDefaults, label, value.clone());
         }
     }
     for option in tool.options_for(role) {
@@ -131,7 +138,7 @@ pub(crate) fn collect<'a>(
         }
     }
 
-    let mut arg_values: Vec<(&'a ToolOption, String)> = Vec::new();
+    let mut arg_values: Vec<(&'static ToolOption, String)> = Vec::new();
     for option in tool.options_for(role) {
         if let Some(value) = spec.args.get(&option.name) {
             match option_value(option, value) {
@@ -166,9 +173,13 @@ pub(crate) fn collect<'a>(
         }
         // A file no later role reads gives its values away instead of copying each one.
         let last_reader = file_role.is_some() || last_role;
-        let file_label = file.source_file();
+        // One label for the file's lines, each a `Source::Line` of it.
+        let file_label: Arc<str> = file.source_file().into();
         for FileEntry { key, value, line } in &mut file.entries {
-            let source = line_label(&file_label, *line);
+            let source = Source::Line {
+                file: Arc::clone(&file_label),
+                line: *line,
+            };
             let raw = if last_reader {
                 Raw {
                     key: RawKey::Owned(std::mem::replace(key, Key::new(String::new()))),
@@ -187,8 +198,8 @@ pub(crate) fn collect<'a>(
 
     for (section, key, value) in role_entries(&spec.properties, role) {
         let source = match properties_label(section) {
-            Some(label) => label.to_string(),
-            None => format!("properties.{section}"),
+            Some(label) => Source::from(label),
+            None => Source::from(format!("properties.{section}")),
         };
         raws.push(Raw::new(key, Layer::Properties, source, value.to_text()));
     }
@@ -226,7 +237,7 @@ pub(crate) fn collect<'a>(
                 .find(|(o, _)| o.name == option.name)
                 .map(|(_, t)| t.clone());
             if let Some(text) = given.or_else(|| option.default.clone()) {
-                let source = option.forced_label(&tool.name);
+                let source = option.forced_label();
                 push_option(&mut raws, option, Layer::ForcedByTool, source, text);
             }
         }
@@ -358,7 +369,7 @@ pub(crate) fn resolve(
                 default.clone(),
             ));
         }
-        keys.push((key.clone(), Provenance { key, chain, def }));
+        keys.push((key, Provenance { chain, def }));
     }
     failures.sort_by_key(|(at, _)| *at);
     problems.extend(failures.into_iter().map(|(_, problem)| problem));
@@ -426,7 +437,7 @@ pub(crate) fn choose_one_connection(
             continue;
         }
         for (role, view) in views.iter_mut() {
-            let present: Vec<(&ToolOption, Layer, String)> = options
+            let present: Vec<(&ToolOption, Layer, Source)> = options
                 .iter()
                 .filter(|o| o.feeds(*role, tool))
                 .filter_map(|o| {
@@ -464,7 +475,7 @@ pub(crate) fn choose_one_connection(
 /// here (layer `operator`) makes `explain` show every key the file will hold.
 pub(crate) fn declare_deferred_providers(role: Role, view: &mut RoleView) {
     let (mut dir, mut file) = (false, false);
-    for (_, contribution) in view.file_entries() {
+    for (_, _, contribution) in view.file_entries() {
         match contribution.value.secret().map(|s| s.origin()) {
             Some(SecretOrigin::Parts(_)) => dir = true,
             Some(SecretOrigin::File { .. }) => file = true,
@@ -508,12 +519,17 @@ pub(crate) fn declare_deferred_providers(role: Role, view: &mut RoleView) {
     }
 }
 
-fn add_operator_value(view: &mut RoleView, role: Role, key: &str, value: &str, source: &str) {
+fn add_operator_value(
+    view: &mut RoleView,
+    role: Role,
+    key: &str,
+    value: &str,
+    source: &'static str,
+) {
     let provenance = view
         .keys
         .entry(Key::new(key))
         .or_insert_with(|| Provenance {
-            key: Key::new(key),
             chain: Vec::new(),
             def: ConfigCatalogue::get().key(role, key),
         });
@@ -527,38 +543,21 @@ fn add_operator_value(view: &mut RoleView, role: Role, key: &str, value: &str, s
         .insert(at, Contribution::new(Layer::Operator, source, value));
 }
 
-/// `{file_label}:{line}`, built without the formatting machinery: it runs for every line of
-/// every config file.
-fn line_label(file_label: &str, line: u32) -> String {
-    let mut digits = [0u8; 10];
-    let mut start = digits.len();
-    let mut rest = line;
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    let mut label = String::with_capacity(file_label.len() + 1 + digits.len() - start);
-    label.push_str(file_label);
-    label.push(':');
-    label.extend(digits[start..].iter().map(|&d| char::from(d)));
-    label
-}
-
 #[cfg(test)]
 mod tests {
-    use super::line_label;
+    use std::sync::Arc;
+
+    use crate::engine::layers::Source;
 
     #[test]
-    fn a_line_label_is_the_file_label_colon_line() {
+    fn a_line_source_is_the_file_label_colon_line() {
         for line in [0, 1, 9, 10, 99, 100, 4_294_967_295] {
-            assert_eq!(
-                line_label("configFiles[0] c/k", line),
-                format!("configFiles[0] c/k:{line}")
-            );
+            let source = Source::Line {
+                file: Arc::from("configFiles[0] c/k"),
+                line,
+            };
+            assert_eq!(source.to_string(), format!("configFiles[0] c/k:{line}"));
+            assert_eq!(source.text(), format!("configFiles[0] c/k:{line}"));
         }
     }
 }

@@ -157,7 +157,7 @@ pub(crate) fn check_policy(
         p.chain
             .iter()
             .filter(|c| c.layer.is_user_layer())
-            .map(|c| c.source.clone())
+            .map(|c| c.source.to_string())
             .collect()
     };
     for global in applied
@@ -184,7 +184,7 @@ pub(crate) fn check_policy(
                         format!(", which sets {judged} for a cluster or client MirrorMaker builds")
                     }
                 };
-                let shown = provenance.key.shown();
+                let shown = key.shown();
                 refused.push(format!("{shown}{as_client} ({})", sources.join(", ")));
             }
         }
@@ -222,7 +222,7 @@ pub(crate) fn check_policy(
             "spec (mirror-maker)",
             format!(
                 "{} ({}) would beat {judged} enforced by {} for a cluster or client MirrorMaker builds",
-                provenance.key.shown(),
+                key.shown(),
                 sources.join(", "),
                 enforced.source
             ),

@@ -88,6 +88,8 @@ impl std::fmt::Debug for HashKey {
 #[derive(Debug, Clone, Default)]
 pub struct RoleView {
     /// By key (looked up with a `&str`; a [`Key`] shows its text only through its own methods).
+    /// A key is Secret content when read from a Secret's file and not a name Kafka defines:
+    /// shown only through [`Key::shown`].
     pub keys: BTreeMap<Key, Provenance>,
     /// Provider names declared by the merged `config.providers`.
     pub providers: BTreeSet<String>,
@@ -109,10 +111,10 @@ impl RoleView {
     }
 
     /// Keys written to the file, in key order, with the contribution that wins there.
-    pub fn file_entries(&self) -> impl Iterator<Item = (&Provenance, &Contribution)> {
+    pub fn file_entries(&self) -> impl Iterator<Item = (&Key, &Provenance, &Contribution)> {
         self.keys
-            .values()
-            .filter_map(|p| file_contribution(p).map(|c| (p, c)))
+            .iter()
+            .filter_map(|(k, p)| file_contribution(p).map(|c| (k, p, c)))
     }
 }
 
@@ -181,8 +183,8 @@ impl Evaluation {
     /// or it is a file of the output (`tool.args`).
     pub fn key_label(&self, name: &str) -> String {
         for view in self.views.values() {
-            if let Some(p) = view.keys.get(name) {
-                return p.key.shown().into_owned();
+            if let Some((key, _)) = view.keys.get_key_value(name) {
+                return key.shown().into_owned();
             }
         }
         let output_file = self

@@ -84,18 +84,18 @@ pub fn render(
                 continue;
             };
             let mut values = Vec::with_capacity(view.keys.len());
-            for (provenance, contribution) in view.file_entries() {
-                let key = provenance.key.expose_for_output();
+            for (merged_key, provenance, contribution) in view.file_entries() {
+                let key = merged_key.expose_for_output();
                 // Deferred writes each key name into the ConfigMap: a key that is Secret
                 // content (read from a Secret file, not a name Kafka defines) cannot go there.
-                if deferred && provenance.key.is_secret() {
+                if deferred && merged_key.is_secret() {
                     problems.push(Problem::new(
                         Reason::SensitiveValueInConfigMap,
                         contribution.source.clone(),
                         format!(
                             "{} is not a Kafka key name, and output.secrets: Deferred would write it \
                              into the ConfigMap; check the file's syntax (line continuations)",
-                            provenance.key.shown()
+                            merged_key.shown()
                         ),
                     ));
                     continue;
@@ -130,7 +130,7 @@ pub fn render(
                             &provider_names_with(view, deferred),
                         ));
                 if secret_material {
-                    let shown = provenance.key.shown();
+                    let shown = merged_key.shown();
                     sensitive_keys.insert(format!("{file_name}: {shown}"));
                 }
                 if contribution.is_secret_sourced() {

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use crate::engine::catalogue::configs::{ConfigCatalogue, ConfigKey};
+use crate::engine::key::Key;
 use crate::engine::layers::{Contribution, Provenance};
 use crate::engine::spec::Role;
 use crate::engine::taint::Value;
@@ -74,10 +75,12 @@ pub fn shown_value<'c>(
 
 /// [`shown_value`] for a value of a merged key (whose name may be Secret content: it is only
 /// checked, never copied).
-pub fn shown_value_of<'c>(provenance: &Provenance, contribution: &'c Contribution) -> Cow<'c, str> {
-    let password = provenance
-        .key
-        .inspect(|key| is_password(provenance.def, key));
+pub fn shown_value_of<'c>(
+    key: &Key,
+    provenance: &Provenance,
+    contribution: &'c Contribution,
+) -> Cow<'c, str> {
+    let password = key.inspect(|key| is_password(provenance.def, key));
     shown(password, contribution)
 }
 

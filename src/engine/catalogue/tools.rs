@@ -48,6 +48,18 @@ pub struct ToolOption {
     /// The tool uses the option only when another key has a given value.
     #[serde(default)]
     pub only_when: Option<OnlyWhen>,
+    /// The sources of its values, written once when the catalogue is read: every evaluation
+    /// names its tool's option defaults.
+    #[serde(skip)]
+    labels: OptionLabels,
+}
+
+/// [`ToolOption::default_label`], [`ToolOption::args_label`], [`ToolOption::forced_label`].
+#[derive(Debug, Clone, Default)]
+struct OptionLabels {
+    default: String,
+    args: String,
+    forced: String,
 }
 
 /// A condition on another key's merged value, compared case-insensitively.
@@ -77,20 +89,19 @@ impl ToolOption {
         self.flag.is_some()
     }
 
-    /// `--NAME default`: the source of the option's default. Joined rather than formatted, as
-    /// the other labels: every evaluation builds one for each option of its tool.
-    pub fn default_label(&self) -> String {
-        ["--", &self.name, " default"].concat()
+    /// `--NAME default`: the source of the option's default.
+    pub fn default_label(&self) -> &str {
+        &self.labels.default
     }
 
     /// `args.NAME`: the source of the value `spec.args` gives the option.
-    pub fn args_label(&self) -> String {
-        ["args.", &self.name].concat()
+    pub fn args_label(&self) -> &str {
+        &self.labels.args
     }
 
-    /// `--NAME (forced by TOOL)`, `tool` being the option's own tool.
-    pub fn forced_label(&self, tool: &str) -> String {
-        ["--", &self.name, " (forced by ", tool, ")"].concat()
+    /// `--NAME (forced by TOOL)`, TOOL being the option's own tool.
+    pub fn forced_label(&self) -> &str {
+        &self.labels.forced
     }
 }
 
@@ -138,17 +149,20 @@ pub struct Tool {
     /// Keys a GlobalClientDefaults may not enforce (the global broker config's protected list).
     #[serde(default)]
     pub local_only_keys: Vec<String>,
+    /// [`Tool::default_label`] and [`Tool::forced_label`], written when the catalogue is read.
+    #[serde(skip)]
+    labels: [String; 2],
 }
 
 impl Tool {
     /// `TOOL default`: the source of the tool's defaults.
-    pub fn default_label(&self) -> String {
-        [&self.name, " default"].concat()
+    pub fn default_label(&self) -> &str {
+        &self.labels[0]
     }
 
     /// `forced by TOOL`: the source of the values the tool forces.
-    pub fn forced_label(&self) -> String {
-        ["forced by ", &self.name].concat()
+    pub fn forced_label(&self) -> &str {
+        &self.labels[1]
     }
 
     pub fn option(&self, name: &str) -> Option<&ToolOption> {
@@ -186,8 +200,22 @@ impl ToolCatalogue {
     pub fn get() -> &'static ToolCatalogue {
         static CATALOGUE: OnceLock<ToolCatalogue> = OnceLock::new();
         CATALOGUE.get_or_init(|| {
-            serde_saphyr::from_str(TOOLS_YAML)
-                .unwrap_or_else(|e| panic!("catalogue/tools.yaml is invalid: {e}"))
+            let mut catalogue: ToolCatalogue = serde_saphyr::from_str(TOOLS_YAML)
+                .unwrap_or_else(|e| panic!("catalogue/tools.yaml is invalid: {e}"));
+            for tool in &mut catalogue.tools {
+                tool.labels = [
+                    [&tool.name, " default"].concat(),
+                    ["forced by ", &tool.name].concat(),
+                ];
+                for option in &mut tool.options {
+                    option.labels = OptionLabels {
+                        default: ["--", &option.name, " default"].concat(),
+                        args: ["args.", &option.name].concat(),
+                        forced: ["--", &option.name, " (forced by ", &tool.name, ")"].concat(),
+                    };
+                }
+            }
+            catalogue
         })
     }
 

@@ -64,16 +64,16 @@ pub(crate) fn check_role(
         return;
     };
     let mut suggestions_left = MAX_SUGGESTIONS;
-    for (provenance, contribution) in view.file_entries() {
+    for (merged_key, provenance, contribution) in view.file_entries() {
         let Some(def) = provenance.def else {
-            if role == Role::MirrorMaker || provenance.key.inspect(has_open_prefix) {
+            if role == Role::MirrorMaker || merged_key.inspect(has_open_prefix) {
                 continue;
             }
             // A key read from a Secret file that Kafka does not define is Secret content (a PEM
             // line): named by where it was read, with no suggestion (which would hint at its
             // text). Only a key that is not has its text here.
-            let Some(key) = provenance.key.public_text() else {
-                let label = provenance.key.shown();
+            let Some(key) = merged_key.public_text() else {
+                let label = merged_key.shown();
                 warnings.push(Warning {
                     key: label.to_string(),
                     role: Some(role),
@@ -102,8 +102,13 @@ pub(crate) fn check_role(
                     " client does not define it; Kafka ignores it",
                 ],
             };
-            let source = contribution.source.as_str();
-            let message = [key, " (from ", source, "): ", tail[0], tail[1], tail[2]].concat();
+            // Sized for the usual source label and tail, so it is written without regrowing.
+            let mut message = String::with_capacity(key.len() + 120);
+            message.push_str(key);
+            message.push_str(" (from ");
+            contribution.source.push_to(&mut message);
+            message.push_str("): ");
+            message.extend(tail);
             warnings.push(Warning {
                 key: key.to_string(),
                 role: Some(role),
