@@ -11,6 +11,7 @@
 #   PEER_SMOKE=1 e2e/bench/peer.sh     # N = 100, 50 edits, small ballast, 100 ceiling configs; checks
 #                                      # that every phase completed, writes nothing
 #   PEER_OPERATOR_BIN=path             # a prebuilt operator binary (default: build the image's musl one)
+#   PEER_CEILING_BIN=path              # a prebuilt sync-ceiling (example) binary (default: build it)
 #
 # What it does: builds Reloader from the Go module proxy (e2e/controlplane/reloader/go.mod, cached
 # with the control plane's binaries), the operator (release, musl) and the ceiling client (example
@@ -48,9 +49,13 @@ else
   nice -n 5 cargo build --release --locked --target x86_64-unknown-linux-musl --bin kafka-config-operator
   operator="$CARGO_TARGET_DIR/x86_64-unknown-linux-musl/release/kafka-config-operator"
 fi
-# The same target as the operator's image build, so the two share their compiled dependencies.
-nice -n 5 cargo build --release --locked --target x86_64-unknown-linux-musl --example sync-ceiling
-ceiling="$CARGO_TARGET_DIR/x86_64-unknown-linux-musl/release/examples/sync-ceiling"
+if [[ -n "${PEER_CEILING_BIN:-}" ]]; then
+  ceiling=$PEER_CEILING_BIN
+else
+  # The same target as the operator's image build, so the two share their compiled dependencies.
+  nice -n 5 cargo build --release --locked --target x86_64-unknown-linux-musl --example sync-ceiling
+  ceiling="$CARGO_TARGET_DIR/x86_64-unknown-linux-musl/release/examples/sync-ceiling"
+fi
 
 # shellcheck disable=SC2317 # invoked by the EXIT trap
 cleanup() {
