@@ -292,7 +292,10 @@ mod tests {
         let events = futures::stream::iter([Ok(watcher::Event::Apply(output("sha256:foreign")))]);
         forward_owned(events, reader, seen.clone(), tx).await;
         tokio::time::sleep(OWN_WRITE_SETTLE + OWN_WRITE_PATIENCE / 2).await;
-        assert!(rx.try_recv().is_err(), "decided before the patience ran out");
+        assert!(
+            rx.try_recv().is_err(),
+            "decided before the patience ran out"
+        );
         tokio::time::sleep(OWN_WRITE_PATIENCE).await;
         assert_eq!(
             rx.try_recv().ok(),
