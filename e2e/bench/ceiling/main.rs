@@ -73,7 +73,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let resource = resource.clone();
             let uid = uids.get(&(ns.clone(), name.clone())).cloned();
             let writes = match &template {
-                Some((config, text)) => replayed(config, text, name, uid.as_deref()),
+                Some((config, text)) => replayed(config, text, ns, name, uid.as_deref()),
                 None => made_up(ns, name, uid.as_deref()),
             };
             async move { sync_one(client, &resource, ns, name, writes).await }
@@ -102,11 +102,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// The output ConfigMap and the status of one config.
 type Writes = Result<(Value, Value), String>;
 
-/// The template's output and status with `name` for the template's config name, owned by `uid`.
-fn replayed(config: &str, template: &str, name: &str, uid: Option<&str>) -> Writes {
+/// The template's output and status with `name` for the template's config name, in `ns`, owned
+/// by `uid`.
+fn replayed(config: &str, template: &str, ns: &str, name: &str, uid: Option<&str>) -> Writes {
     let value: Value =
         serde_json::from_str(&template.replace(config, name)).map_err(|e| e.to_string())?;
     let mut output = value["output"].clone();
+    output["metadata"]["namespace"] = json!(ns);
     output["metadata"]["ownerReferences"] = json!([{
         "apiVersion": "kafkaconfig.dev/v1alpha1", "kind": "KafkaToolConfig",
         "name": name, "uid": uid.unwrap_or_default(), "controller": true, "blockOwnerDeletion": true}]);
@@ -154,7 +156,7 @@ fn status_bytes(template: &Option<(String, String)>, keys: &[(String, String)]) 
         return 0;
     };
     let writes = match template {
-        Some((config, text)) => replayed(config, text, name, None),
+        Some((config, text)) => replayed(config, text, ns, name, None),
         None => made_up(ns, name, None),
     };
     writes.map_or(0, |(_, status)| status.to_string().len())
