@@ -210,6 +210,28 @@ mod tests {
     const HASH: &str =
         "hmac-sha256:ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12";
 
+    /// Config orders whose status has one history entry, `revision`, changing `acks`.
+    fn config_at(revision: i64) -> KafkaToolConfig {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "kafkaconfig.dev/v1alpha1",
+            "kind": "KafkaToolConfig",
+            "metadata": {"name": "orders", "namespace": "team-a", "uid": "u-1"},
+            "spec": {"tool": "kafka-console-producer"},
+            "status": {"configHash": HASH, "history": [{
+                "revision": revision, "hash": HASH, "time": "2026-12-06T00:00:00Z",
+                "changedKeys": ["acks"], "cause": "spec changed",
+                "by": {"kind": "KafkaToolConfig", "name": "orders", "manager": "argocd-controller"}
+            }]}
+        }))
+        .expect("a config")
+    }
+
+    /// `config` as the controller's cache holds it.
+    fn cached(mut config: KafkaToolConfig) -> KafkaToolConfig {
+        config.status = config.status.take().map(KafkaToolConfigStatus::cached);
+        config
+    }
+
     fn queued(revision: Option<i64>) -> QueuedEvent {
         QueuedEvent::Rendered {
             config: ConfigId::new("team-a", "orders"),
@@ -231,20 +253,8 @@ mod tests {
     /// the reconcile would have published, read from the cache's projection of the status.
     #[tokio::test]
     async fn a_queued_rendered_event_is_delivered_with_its_history_entry() {
-        let config: KafkaToolConfig = serde_json::from_value(serde_json::json!({
-            "apiVersion": "kafkaconfig.dev/v1alpha1",
-            "kind": "KafkaToolConfig",
-            "metadata": {"name": "orders", "namespace": "team-a", "uid": "u-1"},
-            "spec": {"tool": "kafka-console-producer"},
-            "status": {"configHash": HASH, "history": [{
-                "revision": 2, "hash": HASH, "time": "2026-12-06T00:00:00Z",
-                "changedKeys": ["acks", "linger.ms"], "cause": "spec changed",
-                "by": {"kind": "KafkaToolConfig", "name": "orders", "manager": "argocd-controller"}
-            }]}
-        }))
-        .expect("a config");
-        let mut cached = config.clone();
-        cached.status = cached.status.take().map(KafkaToolConfigStatus::cached);
+        let config = config_at(2);
+        let cached = cached(config.clone());
         let (ctx, _api_server) = fixtures::context(&[cached], Vec::new());
         let entry = config.status.as_ref().and_then(|s| s.history.first());
         let expected = history::event_note("ConfigMap", "orders-kafka", HASH, entry);
@@ -278,22 +288,7 @@ mod tests {
     /// Event waits for the watch to bring it in, and its note names the revision.
     #[tokio::test]
     async fn a_rendered_event_waits_for_the_watch_to_bring_in_its_entry() {
-        let at = |revision: i64| -> KafkaToolConfig {
-            let config: KafkaToolConfig = serde_json::from_value(serde_json::json!({
-                "apiVersion": "kafkaconfig.dev/v1alpha1",
-                "kind": "KafkaToolConfig",
-                "metadata": {"name": "orders", "namespace": "team-a", "uid": "u-1"},
-                "spec": {"tool": "kafka-console-producer"},
-                "status": {"configHash": HASH, "history": [{
-                    "revision": revision, "hash": HASH, "time": "2026-12-06T00:00:00Z",
-                    "changedKeys": ["acks"], "cause": "spec changed"
-                }]}
-            }))
-            .expect("a config");
-            let mut cached = config;
-            cached.status = cached.status.take().map(KafkaToolConfigStatus::cached);
-            cached
-        };
+        let at = |revision| cached(config_at(revision));
         let (ctx, _api_server, mut writer) = fixtures::context_with_watch(&[at(2)], Vec::new());
         let watch = {
             let ctx = ctx.clone();
