@@ -34,16 +34,21 @@ pub fn controlling_config(meta: &ObjectMeta) -> Option<&OwnerReference> {
     })
 }
 
-/// Whether another field manager has written the output's files (`kubectl edit`, a controller):
-/// the hash annotation may still say current while the content is not. Our forced apply takes
-/// the fields back, so after a repair this is false again.
-pub fn foreign_data_owner(meta: &ObjectMeta) -> bool {
+/// Whether another field manager has written the output's files (`kubectl edit`, a controller),
+/// so the hash annotation may still say current while the content is not, or its hash annotation
+/// (`kubectl annotate`): either way the output is not what this operator wrote, and the owner is
+/// reconciled at once. Our forced apply takes the fields back, so after a repair this is false
+/// again.
+pub fn foreign_content_owner(meta: &ObjectMeta) -> bool {
     meta.managed_fields.iter().flatten().any(|entry| {
         entry.manager.as_deref() != Some(MANAGER)
             && entry.fields_v1.as_ref().is_some_and(|fields| {
                 ["f:data", "f:binaryData", "f:stringData"]
                     .iter()
                     .any(|f| fields.0.get(*f).is_some())
+                    || fields.0["f:metadata"]["f:annotations"]
+                        .get(format!("f:{HASH_ANNOTATION}"))
+                        .is_some()
             })
     })
 }
@@ -55,7 +60,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn files_written_by_another_manager_count_as_drift() {
+    fn files_or_the_hash_written_by_another_manager_count_as_drift() {
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
         let entry = |manager: &str, fields: serde_json::Value| ManagedFieldsEntry {
             manager: Some(manager.into()),
@@ -67,15 +72,27 @@ mod tests {
             ..Default::default()
         };
         let ours = entry(MANAGER, json!({"f:data": {"f:tool.args": {}}}));
-        assert!(!foreign_data_owner(&meta(vec![ours.clone()])));
+        assert!(!foreign_content_owner(&meta(vec![ours.clone()])));
         // Someone labelled the object: not its files.
         let labels = entry("kubectl-label", json!({"f:metadata": {"f:labels": {}}}));
-        assert!(!foreign_data_owner(&meta(vec![ours.clone(), labels])));
+        assert!(!foreign_content_owner(&meta(vec![ours.clone(), labels])));
         let edit = entry(
             "kubectl-edit",
             json!({"f:data": {"f:producer.properties": {}}}),
         );
-        assert!(foreign_data_owner(&meta(vec![ours, edit])));
+        assert!(foreign_content_owner(&meta(vec![ours.clone(), edit])));
+        // Someone set the hash annotation (the files are still ours): not our write either.
+        let annotate = entry(
+            "kubectl-annotate",
+            json!({"f:metadata": {"f:annotations": {format!("f:{HASH_ANNOTATION}"): {}}}}),
+        );
+        assert!(foreign_content_owner(&meta(vec![ours.clone(), annotate])));
+        // Another annotation is not the hash.
+        let other = entry(
+            "kubectl-annotate",
+            json!({"f:metadata": {"f:annotations": {"f:team": {}}}}),
+        );
+        assert!(!foreign_content_owner(&meta(vec![ours, other])));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use kube::Resource;
 use kube::core::PartialObjectMeta;
 use kube::runtime::watcher;
 
-use crate::operator::ownership::{controlling_config, foreign_data_owner, hash_of};
+use crate::operator::ownership::{controlling_config, foreign_content_owner, hash_of};
 use crate::operator::synced::Synced;
 use crate::status::ContentHash;
 
@@ -277,7 +277,7 @@ where
         Box::new(OutputMeta {
             controller_uid: Compact::new(&owner.uid),
             hash: hash_of(meta).map(|h| ContentHash::new(&h)),
-            foreign_data: foreign_data_owner(meta),
+            foreign_data: foreign_content_owner(meta),
         })
     });
     Some((

@@ -22,7 +22,7 @@ use crate::engine::spec::{RolloutKind, RolloutTarget, ToolConfigSpec};
 use crate::operator::context::Error;
 use crate::operator::dereference::get_at_least;
 use crate::operator::metrics::Metrics;
-use crate::operator::ownership::{foreign_data_owner, hash_of, is_controlled_by};
+use crate::operator::ownership::{foreign_content_owner, hash_of, is_controlled_by};
 use crate::operator::versions::Cached;
 use crate::output::{self, CONFIG_LABEL, HASH_ANNOTATION, MANAGER, OutputObject, Owner};
 use crate::status::{KafkaToolConfigStatus, RolloutStatus};
@@ -279,7 +279,7 @@ where
 fn holds(meta: &kube::core::ObjectMeta, uid: &str, hash: &str) -> bool {
     is_controlled_by(meta, uid)
         && hash_of(meta).as_deref() == Some(hash)
-        && !foreign_data_owner(meta)
+        && !foreign_content_owner(meta)
 }
 
 /// What decides between create, leave alone, update and conflict.
@@ -299,7 +299,7 @@ where
         .map(|existing| LiveOutput {
             controlled: is_controlled_by(&existing.metadata, uid),
             hash: hash_of(&existing.metadata),
-            foreign_data: foreign_data_owner(&existing.metadata),
+            foreign_data: foreign_content_owner(&existing.metadata),
         }))
 }
 

@@ -16,7 +16,7 @@ use tracing::debug;
 
 use crate::operator::context::lock;
 use crate::operator::crd::KafkaToolConfig;
-use crate::operator::ownership::{controlling_config, foreign_data_owner, hash_of};
+use crate::operator::ownership::{controlling_config, foreign_content_owner, hash_of};
 
 /// How long an event of one of our outputs waits for its owner's cached status to record the
 /// output's hash before it counts as a change by someone else: a reconcile writes the output,
@@ -124,8 +124,8 @@ pub(super) async fn forward_owned<K>(
             let _ = tx.send(owner);
             continue;
         }
-        // Files edited by someone else under a current hash annotation: repair now.
-        if foreign_data_owner(&object.metadata) {
+        // Files or the hash annotation written by someone else: repair now.
+        if foreign_content_owner(&object.metadata) {
             let _ = tx.send(owner);
             continue;
         }
