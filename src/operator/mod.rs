@@ -19,7 +19,6 @@ pub mod health;
 pub mod history;
 pub mod index;
 pub mod inputs;
-pub mod leader;
 pub mod metrics;
 pub mod opt_ins;
 pub mod ownership;

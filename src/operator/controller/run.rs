@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::pin::pin;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
@@ -15,6 +15,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, watcher};
 use kube::runtime::{WatchStreamExt, predicates};
 use kube::{Client, ResourceExt};
+use kube_lease_manager::{LeaseManager, LeaseManagerBuilder};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use tokio::sync::watch;
 use tracing::{debug, error, info, warn};
@@ -25,7 +26,6 @@ use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 use crate::operator::globals;
 use crate::operator::hash_key::{self, KeySecret};
 use crate::operator::health;
-use crate::operator::leader::{self, Attempt, LeaseLock};
 use crate::operator::metrics::Metrics;
 use crate::operator::reconcile;
 use crate::operator::sync_status;
@@ -327,14 +327,10 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     tokio::spawn(globals::keep_status(ctx.clone()));
     tokio::spawn(reconcile::keep_ready_gauge(ctx.clone()));
 
-    let lease = options.leader_election.then(|| {
-        Arc::new(LeaseLock::new(
-            client.clone(),
-            &lease_namespace(&options),
-            &options.lease_name,
-            &identity,
-        ))
-    });
+    let lease = match options.leader_election {
+        true => Some(Arc::new(lease_manager(&options, &identity).await?)),
+        false => None,
+    };
     let campaign: BoxFuture<'static, OperatorError> = match &lease {
         Some(lease) => campaign(
             lease.clone(),
@@ -356,69 +352,102 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     };
     leader.send_replace(false);
     if let (Some(lease), Ok(())) = (&lease, &result) {
-        lease.release().await;
+        // A standby takes over at once instead of after the Lease runs out.
+        match lease.release().await {
+            Ok(()) => info!("released the leader Lease"),
+            Err(e) => warn!(error = %e, "cannot release the leader Lease; it will run out"),
+        }
     }
     result
 }
 
-/// Campaigns for the Lease until leadership is lost (then returns the reason).
+/// The Lease is held for 15 s after each renewal and renewed 10 s before it runs out (every 5 s).
+const LEASE_SECONDS: u64 = 15;
+const RENEW_MARGIN_SECONDS: u64 = 10;
+/// Lease requests go through their own client with this timeout: a renewal that hangs (etcd
+/// down) fails within it, 9 s into the 15 s Lease at the latest, and the leader steps down.
+const LEASE_REQUEST_TIMEOUT: Duration = Duration::from_secs(4);
+/// A standby whose Lease request failed tries again after this.
+const RETRY_EVERY: Duration = Duration::from_secs(2);
+
+/// The leader election: kube-lease-manager on the Lease `options.lease_name` (creating it if it
+/// does not exist), with this replica's identity.
+async fn lease_manager(
+    options: &RunOptions,
+    identity: &str,
+) -> Result<LeaseManager, OperatorError> {
+    let mut config = kube::Config::infer()
+        .await
+        .map_err(|e| OperatorError::Client(kube::Error::InferConfig(e)))?;
+    config.connect_timeout = Some(LEASE_REQUEST_TIMEOUT);
+    config.read_timeout = Some(LEASE_REQUEST_TIMEOUT);
+    config.write_timeout = Some(LEASE_REQUEST_TIMEOUT);
+    config.reset_reader_on_write = true;
+    let client = Client::try_from(config).map_err(OperatorError::Client)?;
+    let namespace = lease_namespace(options);
+    loop {
+        let built = LeaseManagerBuilder::new(client.clone(), &options.lease_name)
+            .with_namespace(&namespace)
+            .with_identity(identity)
+            .with_duration(LEASE_SECONDS)
+            .with_grace(RENEW_MARGIN_SECONDS)
+            .build()
+            .await;
+        match built {
+            Ok(manager) => return Ok(manager),
+            // Not yet fatal: the API server may still be starting.
+            Err(e) => {
+                warn!(lease = %options.lease_name, error = %e, "cannot open the leader Lease; retrying")
+            }
+        }
+        tokio::time::sleep(RETRY_EVERY).await;
+    }
+}
+
+/// Campaigns for the Lease until leadership is lost (then returns the reason). A leader whose
+/// Lease request fails steps down at once: it cannot prove it still holds the Lease, and a
+/// standby may take it over when it runs out.
 async fn campaign(
-    lease: Arc<LeaseLock>,
+    lease: Arc<LeaseManager>,
     leader: watch::Sender<bool>,
     metrics: Arc<Metrics>,
     ready: Synced,
 ) -> OperatorError {
     // Campaign only with warm caches, so the first reconcile-all sees every object.
     ready.wait().await;
-    let mut last_renewal: Option<Instant> = None;
     loop {
-        let is_leader = *leader.borrow();
-        // A Lease request that hangs (etcd down, a partition) must not keep a leader past its
-        // renew deadline: the Lease may expire and a standby take over meanwhile. The attempt
-        // gets what is left of the deadline (a standby the whole deadline), and a renewal counts
-        // from when it started, which is the renewTime it writes.
-        let started = Instant::now();
-        let budget = match (is_leader, last_renewal) {
-            (true, Some(t)) => leader::RENEW_DEADLINE.saturating_sub(t.elapsed()),
-            _ => leader::RENEW_DEADLINE,
-        };
-        let attempt = tokio::time::timeout(budget, lease.try_acquire_or_renew())
-            .await
-            .unwrap_or(Err(leader::LeaderError::Timeout(budget)));
-        match attempt {
-            Ok(Attempt::Held) => {
-                last_renewal = Some(started);
-                if !is_leader {
-                    metrics.leader(true);
-                    info!(identity = %lease.identity(), "became the leader; reconciling everything");
-                    // Each controller reconciles everything on this change (`became_leader`).
-                    leader.send_replace(true);
-                }
+        let leading = *leader.borrow();
+        match lease.changed().await {
+            Ok(true) => {
+                metrics.leader(true);
+                info!("became the leader; reconciling everything");
+                // Each controller reconciles everything on this change (`became_leader`).
+                leader.send_replace(true);
             }
-            Ok(Attempt::HeldBy(holder)) => {
-                if is_leader {
-                    leader.send_replace(false);
-                    metrics.leader(false);
-                    return OperatorError::LeadershipLost(format!("(now held by {holder})"));
-                }
-                debug!(%holder, "standing by");
+            Ok(false) if leading => {
+                return step_down(
+                    &leader,
+                    &metrics,
+                    "(now held by another replica)".to_string(),
+                );
             }
-            Ok(Attempt::Conflict) => debug!("lost a race on the Lease; retrying"),
-            Err(e) => warn!(error = %e, "leader election"),
+            Ok(false) => debug!("standing by"),
+            Err(e) if leading => {
+                error!(error = %e, "could not renew the leader Lease");
+                return step_down(&leader, &metrics, format!("(renewal failed: {e})"));
+            }
+            Err(e) => {
+                warn!(error = %e, "leader election");
+                tokio::time::sleep(RETRY_EVERY).await;
+            }
         }
-        if *leader.borrow() && last_renewal.is_some_and(|t| t.elapsed() > leader::RENEW_DEADLINE) {
-            leader.send_replace(false);
-            metrics.leader(false);
-            error!("could not renew the leader Lease in time");
-            return OperatorError::LeadershipLost("(renewal deadline passed)".to_string());
-        }
-        let pause = if *leader.borrow() {
-            leader::RENEW_EVERY
-        } else {
-            leader::RETRY_EVERY
-        };
-        tokio::time::sleep(pause).await;
     }
+}
+
+fn step_down(leader: &watch::Sender<bool>, metrics: &Metrics, why: String) -> OperatorError {
+    leader.send_replace(false);
+    metrics.leader(false);
+    OperatorError::LeadershipLost(why)
 }
 
 async fn shutdown_signal() {
@@ -440,71 +469,5 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = ctrl_c.await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use http::{Method, StatusCode};
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-    use serde_json::json;
-
-    use super::*;
-    use crate::operator::fixtures::{self, Exchange};
-
-    const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/ops/leases";
-    const LEASE: &str = "/apis/coordination.k8s.io/v1/namespaces/ops/leases/kco";
-
-    /// The campaign takes a free Lease and says so, renews after `RENEW_EVERY`, and when it
-    /// finds another replica holding the Lease it stops leading and returns why (the process then
-    /// exits, as controller-runtime's does).
-    #[tokio::test(start_paused = true)]
-    async fn the_campaign_leads_until_another_replica_holds_the_lease() {
-        let (client, api_server) = fixtures::client();
-        let scenario = api_server.run(vec![
-            Exchange::get_absent(LEASE),
-            Exchange::new(Method::POST, LEASES, |r| {
-                assert_eq!(r.body["spec"]["holderIdentity"], "me");
-                (StatusCode::CREATED, r.body.clone())
-            }),
-            Exchange::get(
-                LEASE,
-                json!({
-                    "apiVersion": "coordination.k8s.io/v1",
-                    "kind": "Lease",
-                    "metadata": {"name": "kco", "namespace": "ops", "resourceVersion": "42"},
-                    "spec": {"holderIdentity": "other", "leaseDurationSeconds": 15,
-                             "renewTime": MicroTime(k8s_openapi::jiff::Timestamp::now()),
-                             "leaseTransitions": 1},
-                }),
-            ),
-        ]);
-        let lease = Arc::new(LeaseLock::new(client, "ops", "kco", "me"));
-        let (leader, mut leading) = watch::channel(false);
-        let ready = Synced::default();
-        ready.mark();
-        let campaign = tokio::spawn(campaign(
-            lease.clone(),
-            leader,
-            Arc::new(Metrics::new()),
-            ready,
-        ));
-        // Virtual time: a campaign that misbehaved would retry every few seconds for ever.
-        let minute = std::time::Duration::from_secs(60);
-        tokio::time::timeout(minute, leading.wait_for(|is_leader| *is_leader))
-            .await
-            .expect("the campaign leads within a minute")
-            .expect("the campaign became the leader");
-        let lost = tokio::time::timeout(minute, campaign)
-            .await
-            .expect("the campaign ends within a minute")
-            .expect("the campaign does not panic");
-        assert!(
-            matches!(&lost, OperatorError::LeadershipLost(why) if why.contains("other")),
-            "{lost}"
-        );
-        assert!(!*leading.borrow(), "no longer leading");
-        drop(lease);
-        assert_eq!(fixtures::finish(scenario).await.len(), 3);
     }
 }
