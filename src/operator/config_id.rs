@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use kube::ResourceExt;
 use kube::runtime::reflector::ObjectRef;
 
 use crate::operator::crd::KafkaToolConfig;
@@ -18,6 +19,11 @@ impl ConfigId {
             namespace: namespace.into(),
             name: name.into(),
         }
+    }
+
+    /// The id of a config object (its namespace empty if it has none).
+    pub fn of(config: &KafkaToolConfig) -> Self {
+        Self::new(config.namespace().unwrap_or_default(), config.name_any())
     }
 
     /// The reference the caches and the controller's queue use.

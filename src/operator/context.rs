@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use crate::engine::globals::GlobalDefaults;
 use crate::engine::render::HashKey;
 use crate::engine::sources::{SourceKind, SourceRef};
+use crate::operator::configs_seen::ConfigsSeen;
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 use crate::operator::events::EventPublisher;
 use crate::operator::index::{ConfigId, ReverseIndex};
@@ -100,7 +101,7 @@ pub struct Context {
     pub running: watch::Sender<usize>,
     /// Counts the KafkaToolConfig watch events the caches have applied: a reconcile whose status
     /// write found its cached config stale waits on it for the newer version (`reconcile`).
-    pub configs_seen: watch::Sender<u64>,
+    pub configs_seen: ConfigsSeen,
 }
 
 /// An Event waiting for delivery.
@@ -175,7 +176,7 @@ impl Context {
             event_queue,
             pods,
             running: watch::Sender::new(0),
-            configs_seen: watch::Sender::new(0),
+            configs_seen: ConfigsSeen::default(),
         }
     }
 
@@ -220,15 +221,6 @@ impl Context {
         })
     }
 
-    /// The cache's current version of a config (`None`: no longer cached, i.e. deleted).
-    pub fn latest_config(&self, config: &KafkaToolConfig) -> Option<Arc<KafkaToolConfig>> {
-        let reference = ObjectRef::from_obj(config);
-        self.caches
-            .configs
-            .iter()
-            .find_map(|store| store.get(&reference))
-    }
-
     /// The cache's current version of the config `id` (`None`: not cached).
     pub fn cached_config(&self, id: &ConfigId) -> Option<Arc<KafkaToolConfig>> {
         let reference = id.object_ref();
@@ -267,13 +259,7 @@ impl Context {
     /// After a (re)list has filled the stores: forgets the configs no store has any more (deleted
     /// while the watch was down), as [`Context::forget_config`] does for a Delete event.
     pub fn forget_gone_configs(&self) {
-        let cached = |id: &ConfigId| {
-            let reference = id.object_ref();
-            self.caches
-                .configs
-                .iter()
-                .any(|store| store.get(&reference).is_some())
-        };
+        let cached = |id: &ConfigId| self.cached_config(id).is_some();
         lock(&self.index).retain(cached);
         lock(&self.failures).retain(|key, _| cached(key));
         lock(&self.invalid_reported).retain(|key, _| cached(key));

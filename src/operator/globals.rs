@@ -49,10 +49,7 @@ pub fn affected(ctx: &Context, global: &GlobalClientDefaults) -> Vec<ObjectRef<K
         .collect();
     for config in ctx.all_configs() {
         if selects(ctx, &defaults, &config) {
-            keys.insert(ConfigId::new(
-                config.namespace().unwrap_or_default(),
-                config.name_any(),
-            ));
+            keys.insert(ConfigId::of(&config));
         }
     }
     keys.iter().map(ConfigId::object_ref).collect()

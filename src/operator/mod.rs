@@ -6,6 +6,7 @@
 pub mod apply;
 pub mod authors;
 pub mod config_id;
+pub mod configs_seen;
 pub mod context;
 pub mod controller;
 pub mod crd;

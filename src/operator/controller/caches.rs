@@ -5,7 +5,7 @@
 use kube::api::Api;
 use kube::core::NamespaceResourceScope;
 use kube::runtime::watcher;
-use kube::{Client, Resource, ResourceExt};
+use kube::{Client, Resource};
 
 use crate::operator::authors;
 use crate::operator::config_id::ConfigId;
@@ -66,12 +66,9 @@ pub(super) fn observe_config(
     ctx: &Context,
     event: &Result<watcher::Event<KafkaToolConfig>, watcher::Error>,
 ) {
-    ctx.configs_seen.send_modify(|n| *n = n.wrapping_add(1));
+    ctx.configs_seen.bump();
     match event {
-        Ok(watcher::Event::Delete(config)) => ctx.forget_config(&ConfigId::new(
-            config.namespace().unwrap_or_default(),
-            config.name_any(),
-        )),
+        Ok(watcher::Event::Delete(config)) => ctx.forget_config(&ConfigId::of(config)),
         Ok(watcher::Event::InitDone) => ctx.forget_gone_configs(),
         _ => {}
     }

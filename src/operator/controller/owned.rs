@@ -14,6 +14,7 @@ use kube::{Resource, ResourceExt};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::debug;
 
+use crate::operator::configs_seen::ConfigsSeen;
 use crate::operator::context::lock;
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::ownership::{controlling_config, foreign_content_owner, hash_of};
@@ -97,7 +98,7 @@ impl Settling {
 pub(super) async fn forward_owned<K>(
     events: impl Stream<Item = Result<watcher::Event<PartialObjectMeta<K>>, watcher::Error>> + Send,
     reader: Store<KafkaToolConfig>,
-    configs_seen: tokio::sync::watch::Sender<u64>,
+    configs_seen: ConfigsSeen,
     tx: UnboundedSender<ObjectRef<KafkaToolConfig>>,
 ) where
     PartialObjectMeta<K>: Resource,
@@ -143,26 +144,19 @@ pub(super) async fn forward_owned<K>(
             continue;
         }
         let ticket = lock(&settling).wait(output.clone());
-        let (reader, tx, settling, mut seen) = (
+        let (reader, tx, settling, seen) = (
             reader.clone(),
             tx.clone(),
             settling.clone(),
-            configs_seen.subscribe(),
+            configs_seen.clone(),
         );
         tokio::spawn(async move {
             tokio::time::sleep(OWN_WRITE_SETTLE).await;
-            let recorded_in_time = tokio::time::timeout(OWN_WRITE_PATIENCE, async {
-                loop {
-                    if recorded(&reader, &owner, hash.as_deref()) {
-                        return true;
-                    }
-                    if seen.changed().await.is_err() {
-                        return false;
-                    }
-                }
-            })
-            .await
-            .unwrap_or(false);
+            let is_recorded = || recorded(&reader, &owner, hash.as_deref()).then_some(());
+            let recorded_in_time = seen
+                .wait_for(OWN_WRITE_PATIENCE, is_recorded)
+                .await
+                .is_some();
             let latest = lock(&settling).decide(&output, ticket);
             if latest && !recorded_in_time {
                 let _ = tx.send(owner);
@@ -278,14 +272,14 @@ mod tests {
         };
         let (reader, mut writer) = reflector::store::<KafkaToolConfig>();
         writer.apply_watcher_event(&watcher::Event::Apply(config("sha256:old")));
-        let seen = tokio::sync::watch::Sender::new(0u64);
+        let seen = ConfigsSeen::default();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let events = futures::stream::iter([Ok(watcher::Event::Apply(output("sha256:new")))]);
         forward_owned(events, reader.clone(), seen.clone(), tx.clone()).await;
         // The status write reaches the cache 5 s later, after the settle time.
         tokio::time::sleep(Duration::from_secs(5)).await;
         writer.apply_watcher_event(&watcher::Event::Apply(config("sha256:new")));
-        seen.send_modify(|n| *n += 1);
+        seen.bump();
         tokio::time::sleep(Duration::from_secs(20)).await;
         assert!(rx.try_recv().is_err(), "our own write was forwarded");
 

@@ -185,21 +185,15 @@ async fn entry_cached(ctx: &Context, queued: &QueuedEvent) {
     else {
         return;
     };
-    // Subscribed before the first look: an event applied in between is not missed.
-    let mut seen = ctx.configs_seen.subscribe();
-    let wait = async {
-        loop {
-            let Some(cached) = ctx.cached_config(config) else {
-                return;
-            };
-            let status = report::previous_status(&cached).status;
-            let last = status.and_then(|s| s.history.last().map(|e| e.revision));
-            if last.is_some_and(|last| last >= *revision) || seen.changed().await.is_err() {
-                return;
-            }
-        }
+    let entry_or_gone = || {
+        let Some(cached) = ctx.cached_config(config) else {
+            return Some(());
+        };
+        let status = report::previous_status(&cached).status;
+        let last = status.and_then(|s| s.history.last().map(|e| e.revision));
+        last.is_some_and(|last| last >= *revision).then_some(())
     };
-    let _ = tokio::time::timeout(ENTRY_WAIT, wait).await;
+    ctx.configs_seen.wait_for(ENTRY_WAIT, entry_or_gone).await;
 }
 
 #[cfg(test)]
@@ -295,7 +289,7 @@ mod tests {
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(at(3)));
-                ctx.configs_seen.send_modify(|n| *n += 1);
+                ctx.configs_seen.bump();
             })
         };
         let queued = queued(Some(3));

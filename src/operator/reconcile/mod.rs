@@ -66,7 +66,7 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     let _slot = ctx.reconcile_slots.acquire().await.ok();
     // The object kube-runtime handed over may have waited long for the slot: the cache's latest
     // has any status write of ours that arrived meanwhile.
-    let Some(config) = ctx.latest_config(&config) else {
+    let Some(config) = ctx.cached_config(&key) else {
         return Ok(Action::await_change());
     };
     ctx.metrics.started();
@@ -241,22 +241,15 @@ enum Newer {
 
 /// Waits (at most [`CACHE_CATCH_UP`]) until the cache holds `config` at another resourceVersion.
 async fn newer_in_cache(ctx: &Context, config: &KafkaToolConfig) -> Newer {
-    // Subscribed before the first look: an event applied in between is not missed.
-    let mut seen = ctx.configs_seen.subscribe();
     let stale = config.resource_version();
-    let wait = async {
-        loop {
-            match ctx.latest_config(config) {
-                None => return Newer::Gone,
-                Some(cached) if cached.resource_version() != stale => return Newer::Cached(cached),
-                Some(_) => {}
-            }
-            if seen.changed().await.is_err() {
-                return Newer::NotYet;
-            }
-        }
+    let id = ConfigId::of(config);
+    let newer = || match ctx.cached_config(&id) {
+        None => Some(Newer::Gone),
+        Some(cached) if cached.resource_version() != stale => Some(Newer::Cached(cached)),
+        Some(_) => None,
     };
-    tokio::time::timeout(CACHE_CATCH_UP, wait)
+    ctx.configs_seen
+        .wait_for(CACHE_CATCH_UP, newer)
         .await
         .unwrap_or(Newer::NotYet)
 }
