@@ -199,7 +199,8 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
         hash_key,
         Some(event_queue),
     ));
-    tokio::spawn(reconcile::deliver_events(ctx.clone(), events));
+    let (stopping, stopping_rx) = watch::channel(false);
+    let delivery = tokio::spawn(reconcile::deliver_events(ctx.clone(), events, stopping_rx));
 
     let mut routes = Vec::new();
     let mut controllers: Vec<BoxFuture<'static, ()>> = Vec::new();
@@ -351,15 +352,25 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
         }
     };
     leader.send_replace(false);
-    if let (Some(lease), Ok(())) = (&lease, &result) {
-        // A standby takes over at once instead of after the Lease runs out.
-        match lease.release().await {
-            Ok(()) => info!("released the leader Lease"),
-            Err(e) => warn!(error = %e, "cannot release the leader Lease; it will run out"),
+    if result.is_ok() {
+        if let Some(lease) = &lease {
+            // A standby takes over at once instead of after the Lease runs out.
+            match lease.release().await {
+                Ok(()) => info!("released the leader Lease"),
+                Err(e) => warn!(error = %e, "cannot release the leader Lease; it will run out"),
+            }
+        }
+        // The Events of writes already made, as far as the grace period allows.
+        stopping.send_replace(true);
+        if tokio::time::timeout(EVENT_DRAIN, delivery).await.is_err() {
+            warn!("queued Events not all published before shutdown");
         }
     }
     result
 }
+
+/// How long a clean shutdown waits for the queued Events (Kubernetes allows 30 s by default).
+const EVENT_DRAIN: Duration = Duration::from_secs(5);
 
 /// The Lease is held for 15 s after each renewal and renewed 10 s before it runs out (every 5 s).
 const LEASE_SECONDS: u64 = 15;

@@ -10,6 +10,7 @@ use kube::Resource;
 use kube::runtime::events::{Event, EventType};
 use tokio::sync::mpsc::Receiver;
 use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::watch;
 use tracing::{info, warn};
 
 use super::report;
@@ -149,18 +150,36 @@ fn delivered(ctx: &Context, queued: QueuedEvent) -> Option<(ObjectReference, Eve
 
 /// Publishes queued events, [`EVENTS_AT_ONCE`] at a time, each once no reconcile runs: an
 /// Event is a record of a write already made, and the writes of an initial sync (or a burst)
-/// come first on an API server that is their bottleneck.
-pub async fn deliver_events(ctx: Arc<Context>, queue: Receiver<QueuedEvent>) {
-    futures::stream::unfold(queue, |mut queue| async move {
-        queue.recv().await.map(|item| (item, queue))
+/// come first on an API server that is their bottleneck. Once `stopping` is set (a clean
+/// shutdown: no reconcile runs any more, the watches are gone) it publishes what is queued
+/// without waiting and returns when the queue is empty.
+pub async fn deliver_events(
+    ctx: Arc<Context>,
+    queue: Receiver<QueuedEvent>,
+    stopping: watch::Receiver<bool>,
+) {
+    let stopped = stopping.clone();
+    futures::stream::unfold((queue, stopping), |(mut queue, mut stopping)| async move {
+        let stop = *stopping.borrow_and_update();
+        let next = match stop {
+            true => queue.try_recv().ok(),
+            false => tokio::select! {
+                next = queue.recv() => next,
+                _ = stopping.changed() => queue.try_recv().ok(),
+            },
+        };
+        next.map(|queued| (queued, (queue, stopping)))
     })
     .for_each_concurrent(EVENTS_AT_ONCE, |queued| {
-        let ctx = ctx.clone();
+        let (ctx, stopped) = (ctx.clone(), stopped.clone());
         async move {
             let mut running = ctx.running.subscribe();
             // The sender lives in the context this task holds: the wait cannot fail.
             let _ = running.wait_for(|n| *n == 0).await;
-            entry_cached(&ctx, &queued).await;
+            // Stopping, the watch brings in nothing more.
+            if !*stopped.borrow() {
+                entry_cached(&ctx, &queued).await;
+            }
             if let Some((reference, event)) = delivered(&ctx, queued) {
                 publish_event(&ctx, &reference, &event).await;
             }
@@ -301,5 +320,44 @@ mod tests {
             "{note}"
         );
         watch.await.expect("the watch task");
+    }
+
+    /// A clean shutdown publishes what is queued at once (no wait for the watch) and ends the
+    /// delivery once the queue is empty, though reconciles could still hold its sender.
+    #[tokio::test]
+    async fn a_clean_stop_publishes_the_queued_events_then_ends() {
+        const EVENTS: &str = "/apis/events.k8s.io/v1/namespaces/team-a/events";
+        fn posted(request: &fixtures::Received) -> (http::StatusCode, serde_json::Value) {
+            assert_eq!(request.body["reason"], "Rendered");
+            (http::StatusCode::CREATED, request.body.clone())
+        }
+        // The cache has revision 2 only: a wait for revision 3's entry would take ENTRY_WAIT.
+        let (ctx, api_server) = fixtures::context(&[cached(config_at(2))], Vec::new());
+        let scenario = api_server.run(vec![
+            fixtures::Exchange::new(http::Method::POST, EVENTS, posted),
+            fixtures::Exchange::new(http::Method::POST, EVENTS, posted),
+        ]);
+        let (queue, events) = tokio::sync::mpsc::channel(8);
+        queue.try_send(queued(Some(2))).expect("room in the queue");
+        queue.try_send(queued(Some(3))).expect("room in the queue");
+        let (stopping, stopping_rx) = watch::channel(false);
+        let delivery = tokio::spawn(deliver_events(ctx.clone(), events, stopping_rx));
+        stopping.send_replace(true);
+        tokio::time::timeout(ENTRY_WAIT / 2, delivery)
+            .await
+            .expect("delivery ends at once when stopping")
+            .expect("delivery does not panic");
+        drop((ctx, queue));
+        let received = fixtures::finish(scenario).await;
+        let notes: Vec<&str> = received
+            .iter()
+            .filter_map(|r| r.body["note"].as_str())
+            .collect();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("revision 2 of ConfigMap")),
+            "{notes:?}"
+        );
     }
 }
