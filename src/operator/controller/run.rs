@@ -16,6 +16,7 @@ use kube::runtime::watcher::{self, watcher};
 use kube::runtime::{WatchStreamExt, predicates};
 use kube::{Client, ResourceExt};
 use kube_lease_manager::{LeaseManager, LeaseManagerBuilder};
+use tokio::sync::OnceCell;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use tokio::sync::watch;
 use tracing::{debug, error, info, warn};
@@ -328,19 +329,18 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     tokio::spawn(globals::keep_status(ctx.clone()));
     tokio::spawn(reconcile::keep_ready_gauge(ctx.clone()));
 
-    let lease = match options.leader_election {
-        true => Some(Arc::new(lease_manager(&options, &identity).await?)),
-        false => None,
-    };
-    let campaign: BoxFuture<'static, OperatorError> = match &lease {
-        Some(lease) => campaign(
+    // Set by the campaign once it has opened the Lease; released on a clean stop.
+    let lease = Arc::new(OnceCell::new());
+    let campaign: BoxFuture<'static, OperatorError> = match options.leader_election {
+        true => campaign(
+            lease_builder(&options, &identity).await?,
             lease.clone(),
             leader.clone(),
             metrics.clone(),
             ready.clone(),
         )
         .boxed(),
-        None => futures::future::pending().boxed(),
+        false => futures::future::pending().boxed(),
     };
 
     let result = tokio::select! {
@@ -353,7 +353,7 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     };
     leader.send_replace(false);
     if result.is_ok() {
-        if let Some(lease) = &lease {
+        if let Some(lease) = lease.get() {
             // A standby takes over at once instead of after the Lease runs out.
             match lease.release().await {
                 Ok(()) => info!("released the leader Lease"),
@@ -381,12 +381,12 @@ const LEASE_REQUEST_TIMEOUT: Duration = Duration::from_secs(4);
 /// A standby whose Lease request failed tries again after this.
 const RETRY_EVERY: Duration = Duration::from_secs(2);
 
-/// The leader election: kube-lease-manager on the Lease `options.lease_name` (creating it if it
-/// does not exist), with this replica's identity.
-async fn lease_manager(
+/// The leader election: kube-lease-manager on the Lease `options.lease_name` (created if it
+/// does not exist), with this replica's identity, through a client of its own.
+async fn lease_builder(
     options: &RunOptions,
     identity: &str,
-) -> Result<LeaseManager, OperatorError> {
+) -> Result<impl Fn() -> LeaseManagerBuilder + Send + 'static, OperatorError> {
     let mut config = kube::Config::infer()
         .await
         .map_err(|e| OperatorError::Client(kube::Error::InferConfig(e)))?;
@@ -395,37 +395,38 @@ async fn lease_manager(
     config.write_timeout = Some(LEASE_REQUEST_TIMEOUT);
     config.reset_reader_on_write = true;
     let client = Client::try_from(config).map_err(OperatorError::Client)?;
-    let namespace = lease_namespace(options);
-    loop {
-        let built = LeaseManagerBuilder::new(client.clone(), &options.lease_name)
+    let (name, namespace) = (options.lease_name.clone(), lease_namespace(options));
+    let identity = identity.to_string();
+    Ok(move || {
+        LeaseManagerBuilder::new(client.clone(), &name)
             .with_namespace(&namespace)
-            .with_identity(identity)
+            .with_identity(&identity)
             .with_duration(LEASE_SECONDS)
             .with_grace(RENEW_MARGIN_SECONDS)
-            .build()
-            .await;
-        match built {
-            Ok(manager) => return Ok(manager),
-            // Not yet fatal: the API server may still be starting.
-            Err(e) => {
-                warn!(lease = %options.lease_name, error = %e, "cannot open the leader Lease; retrying")
-            }
-        }
-        tokio::time::sleep(RETRY_EVERY).await;
-    }
+    })
 }
 
 /// Campaigns for the Lease until leadership is lost (then returns the reason). A leader whose
 /// Lease request fails steps down at once: it cannot prove it still holds the Lease, and a
 /// standby may take it over when it runs out.
 async fn campaign(
-    lease: Arc<LeaseManager>,
+    builder: impl Fn() -> LeaseManagerBuilder + Send + 'static,
+    opened: Arc<OnceCell<LeaseManager>>,
     leader: watch::Sender<bool>,
     metrics: Arc<Metrics>,
     ready: Synced,
 ) -> OperatorError {
     // Campaign only with warm caches, so the first reconcile-all sees every object.
     ready.wait().await;
+    let lease = loop {
+        match builder().build().await {
+            Ok(manager) => break opened.get_or_init(|| async { manager }).await,
+            Err(e) => {
+                warn!(error = %e, "cannot open the leader Lease; retrying");
+                tokio::time::sleep(RETRY_EVERY).await;
+            }
+        }
+    };
     loop {
         let leading = *leader.borrow();
         match lease.changed().await {
