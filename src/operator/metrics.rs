@@ -158,20 +158,6 @@ impl Metrics {
     pub fn finished(&self) {
         self.in_flight.dec();
     }
-
-    /// Current value of `writes_total` summed over kinds (for tests).
-    pub fn total_writes(&self) -> u64 {
-        ["ConfigMap", "Secret", "Status", "Workload", "Delete"]
-            .iter()
-            .map(|k| {
-                self.writes
-                    .get_or_create(&KindLabels {
-                        kind: k.to_string(),
-                    })
-                    .get()
-            })
-            .sum()
-    }
 }
 
 #[cfg(test)]

@@ -69,13 +69,11 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     let Some(config) = ctx.cached_config(&key) else {
         return Ok(Action::await_change());
     };
-    ctx.metrics.started();
-    let running = Running::new(&ctx.running);
+    let running = Running::new(&ctx);
     let started = Instant::now();
     // Boxed: a reconcile waiting for its slot above stays a small future.
     let result =
         Box::pin(reconcile_inner(config.clone(), &ctx, &namespace, &name).instrument(span)).await;
-    ctx.metrics.finished();
     drop(running);
     ctx.metrics.reconciles.inc();
     ctx.metrics
@@ -97,19 +95,22 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     result
 }
 
-/// Counts a reconcile in [`Context::running`] while it lives (also when its future is dropped).
-struct Running<'a>(&'a tokio::sync::watch::Sender<usize>);
+/// Counts a reconcile in [`Context::running`] and the in-flight gauge while it lives, also when
+/// its future is dropped (a shutdown, a lost Lease).
+struct Running<'a>(&'a Context);
 
 impl<'a> Running<'a> {
-    fn new(running: &'a tokio::sync::watch::Sender<usize>) -> Self {
-        running.send_modify(|n| *n += 1);
-        Running(running)
+    fn new(ctx: &'a Context) -> Self {
+        ctx.metrics.started();
+        ctx.running.send_modify(|n| *n += 1);
+        Running(ctx)
     }
 }
 
 impl Drop for Running<'_> {
     fn drop(&mut self) {
-        self.0.send_modify(|n| *n = n.saturating_sub(1));
+        self.0.metrics.finished();
+        self.0.running.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 
