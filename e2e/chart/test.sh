@@ -237,8 +237,8 @@ yes_ create events.events.k8s.io -n team-b
 # Events are created, never patched into a series (src/operator/events.rs).
 no_ patch events.events.k8s.io -n team-b
 yes_ create leases.coordination.k8s.io -n "$ns"
-for verb in get update; do yes_ "$verb" "leases.coordination.k8s.io/$full" -n "$ns"; done
-no_ update leases.coordination.k8s.io/someone-elses-lease -n "$ns"
+for verb in get patch; do yes_ "$verb" "leases.coordination.k8s.io/$full" -n "$ns"; done
+no_ patch leases.coordination.k8s.io/someone-elses-lease -n "$ns"
 no_ create leases.coordination.k8s.io -n team-b
 yes_ get "secrets/$full-hash-key" -n "$ns"
 yes_ create secrets -n "$ns"
@@ -294,14 +294,14 @@ for a in "get secrets -n team-a" "patch configmaps -n team-a" "list kafkatoolcon
          "patch kafkatoolconfigs.kafkaconfig.dev --subresource=status -n team-a" "patch deployments.apps -n team-a" \
          "create events.events.k8s.io -n team-a" "list globalclientdefaults.kafkaconfig.dev" \
          "patch globalclientdefaults.kafkaconfig.dev --subresource=status" "watch namespaces" \
-         "create leases.coordination.k8s.io -n $ns" "update leases.coordination.k8s.io/$tfull -n $ns" \
+         "create leases.coordination.k8s.io -n $ns" "patch leases.coordination.k8s.io/$tfull -n $ns" \
          "get secrets/$tfull-hash-key -n $ns" "create secrets -n $ns"; do
   # shellcheck disable=SC2086
   check "tenant can-i $a" tcan $a
 done
 for a in "get secrets -n team-b" "list secrets -A" "list configmaps -n team-b" "list kafkatoolconfigs.kafkaconfig.dev -n team-b" \
          "list kafkatoolconfigs.kafkaconfig.dev -A" "patch deployments.apps -n team-b" "delete namespaces" \
-         "create clusterroles.rbac.authorization.k8s.io" "update leases.coordination.k8s.io/$full -n $ns" \
+         "create clusterroles.rbac.authorization.k8s.io" "patch leases.coordination.k8s.io/$full -n $ns" \
          "get secrets/$full-hash-key -n $ns" "list secrets -n $ns" "update secrets/$tfull-hash-key -n $ns" \
          "delete secrets/$tfull-hash-key -n $ns"; do
   # shellcheck disable=SC2086
