@@ -17,9 +17,10 @@ use crate::engine::render::HashKey;
 use crate::engine::sources::{SourceKind, SourceRef};
 use crate::operator::configs_seen::ConfigsSeen;
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
-use crate::operator::events::EventPublisher;
+use crate::operator::events::{EventPublisher, QueuedEvent};
 use crate::operator::index::{ConfigId, ReverseIndex};
 use crate::operator::metrics::Metrics;
+use crate::operator::slots::Slots;
 use crate::operator::synced::Synced;
 use crate::operator::versions::ObjectVersions;
 use crate::output::MANAGER;
@@ -62,12 +63,16 @@ pub struct Caches {
     pub synced: Synced,
     /// One flag per workload status watch (`sync_status.rs`); moved to [`Context::pods`].
     pub pods_synced: Vec<Synced>,
+    /// Counts the KafkaToolConfig watch events the caches have applied: a reconcile whose status
+    /// write found its cached config stale waits on it for the newer version (`reconcile`).
+    pub configs_seen: ConfigsSeen,
 }
 
 pub struct Context {
     pub client: Client,
     pub metrics: Arc<Metrics>,
-    pub recorder: EventPublisher,
+    /// Publishes Events, or queues them for `reconcile::deliver_events`.
+    pub events: EventPublisher,
     pub caches: Caches,
     pub index: Mutex<ReverseIndex>,
     pub failures: Mutex<HashMap<ConfigId, u32>>,
@@ -82,60 +87,14 @@ pub struct Context {
     /// Wakes the GlobalClientDefaults status loop after a reconcile: selection counts change
     /// when configs do, and a 5 s poll alone would leave them stale for a while.
     pub globals_status_wake: tokio::sync::Notify,
-    /// Reconciles doing API work at once (all scopes together). Unbounded, a relist of 10,000
-    /// configs started as many concurrent requests, which the API server answers with 429s; each
-    /// reconcile mostly waits on the API server, so a few dozen keep it busy. A tokio semaphore
-    /// hands out permits in the order they were asked for, so under a burst the oldest edit is
-    /// rendered first (kube-runtime's own limit parks the surplus in a hash set and releases it
-    /// in hash order: some edits waited until the whole burst was done).
-    pub reconcile_slots: tokio::sync::Semaphore,
-    /// The installation's content-hash key (`hash_key.rs`) and its public id, recorded in
+    /// At most 32 reconciles do API work at once (`slots.rs`).
+    pub slots: Slots,
+    /// The installation's content-hash key (`hash_key.rs`); its public id is recorded in
     /// `status.inputs.hashKey` so that a new key re-renders configs the caches call unchanged.
     pub hash_key: HashKey,
-    pub hash_key_id: String,
-    /// Events waiting for `reconcile::deliver_events` (at most [`EVENT_QUEUE`]).
-    pub event_queue: Option<tokio::sync::mpsc::Sender<QueuedEvent>>,
     /// The pods of the rollout targets (`sync_status.rs`).
     pub pods: crate::operator::pods::Workloads,
-    /// Reconciles running now: queued Events wait until none is (`reconcile::deliver_events`).
-    pub running: watch::Sender<usize>,
-    /// Counts the KafkaToolConfig watch events the caches have applied: a reconcile whose status
-    /// write found its cached config stale waits on it for the newer version (`reconcile`).
-    pub configs_seen: ConfigsSeen,
 }
-
-/// An Event waiting for delivery.
-pub enum QueuedEvent {
-    /// A `Rendered` Event: its note is built at delivery from the config's history entry
-    /// (the status is the record; the Event repeats it), so a queued one is a few dozen bytes,
-    /// not a first render's note that lists every key.
-    Rendered {
-        config: ConfigId,
-        output_kind: &'static str,
-        output: Box<str>,
-        /// 33 bytes in place of a 77-byte string: the queue holds one per render of a sync.
-        hash: crate::status::ContentHash,
-        /// The history entry this render added; none for a repair (same content again).
-        revision: Option<i64>,
-    },
-    /// Any other Event, whole, and the object it is about (boxed: few are queued, and every
-    /// slot of the queue is the size of the largest variant).
-    Whole(
-        Box<(
-            k8s_openapi::api::core::v1::ObjectReference,
-            kube::runtime::events::Event,
-        )>,
-    ),
-}
-/// Events queued at most; beyond, a reconcile publishes its own. Rendered Events wait for the
-/// reconciles to finish (`reconcile::deliver_events`): an initial sync of 10,000 configs queues
-/// one each, about 180 bytes.
-pub const EVENT_QUEUE: usize = 16_384;
-/// Events published at once by `reconcile::deliver_events`.
-pub const EVENTS_AT_ONCE: usize = 4;
-
-/// See [`Context::reconcile_slots`].
-pub const RECONCILE_SLOTS: usize = 32;
 
 /// Locks a mutex even if a panicking reconcile poisoned it: the data are caches that the next
 /// reconcile rewrites, so a poisoned value is still usable.
@@ -157,12 +116,12 @@ impl Context {
         hash_key: HashKey,
         event_queue: Option<tokio::sync::mpsc::Sender<QueuedEvent>>,
     ) -> Self {
-        let recorder = EventPublisher::new(client.clone(), MANAGER, instance);
+        let events = EventPublisher::new(client.clone(), MANAGER, instance, event_queue);
         let pods = crate::operator::pods::Workloads::new(std::mem::take(&mut caches.pods_synced));
         Context {
             client,
             metrics,
-            recorder,
+            events,
             caches,
             index: Mutex::default(),
             failures: Mutex::default(),
@@ -170,13 +129,9 @@ impl Context {
             opt_ins: Mutex::default(),
             leader,
             globals_status_wake: tokio::sync::Notify::new(),
-            reconcile_slots: tokio::sync::Semaphore::new(RECONCILE_SLOTS),
-            hash_key_id: hash_key.id(),
+            slots: Slots::default(),
             hash_key,
-            event_queue,
             pods,
-            running: watch::Sender::new(0),
-            configs_seen: ConfigsSeen::default(),
         }
     }
 

@@ -13,6 +13,36 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ObjectMeta, PostParams};
 use kube::runtime::events::{Event, EventType};
 
+/// An Event waiting for delivery.
+pub enum QueuedEvent {
+    /// A `Rendered` Event: its note is built at delivery from the config's history entry
+    /// (the status is the record; the Event repeats it), so a queued one is a few dozen bytes,
+    /// not a first render's note that lists every key.
+    Rendered {
+        config: crate::operator::config_id::ConfigId,
+        output_kind: &'static str,
+        output: Box<str>,
+        /// 33 bytes in place of a 77-byte string: the queue holds one per render of a sync.
+        hash: crate::status::ContentHash,
+        /// The history entry this render added; none for a repair (same content again).
+        revision: Option<i64>,
+    },
+    /// Any other Event, whole, and the object it is about (boxed: few are queued, and every
+    /// slot of the queue is the size of the largest variant).
+    Whole(
+        Box<(
+            k8s_openapi::api::core::v1::ObjectReference,
+            kube::runtime::events::Event,
+        )>,
+    ),
+}
+/// Events queued at most; beyond, a reconcile publishes its own. Rendered Events wait for the
+/// reconciles to finish (`reconcile::deliver_events`): an initial sync of 10,000 configs queues
+/// one each, about 180 bytes.
+pub const EVENT_QUEUE: usize = 16_384;
+/// Events published at once by `reconcile::deliver_events`.
+pub const EVENTS_AT_ONCE: usize = 4;
+
 /// Longest note the API server accepts.
 const MAX_NOTE: usize = 1024;
 
@@ -20,14 +50,23 @@ pub struct EventPublisher {
     client: kube::Client,
     controller: String,
     instance: String,
+    /// Where reconciles hand their Events for `reconcile::deliver_events` (at most
+    /// [`EVENT_QUEUE`]); none: each publishes its own.
+    pub queue: Option<tokio::sync::mpsc::Sender<QueuedEvent>>,
 }
 
 impl EventPublisher {
-    pub fn new(client: kube::Client, controller: &str, instance: Option<String>) -> Self {
+    pub fn new(
+        client: kube::Client,
+        controller: &str,
+        instance: Option<String>,
+        queue: Option<tokio::sync::mpsc::Sender<QueuedEvent>>,
+    ) -> Self {
         EventPublisher {
             client,
             controller: controller.to_string(),
             instance: instance.unwrap_or_else(|| controller.to_string()),
+            queue,
         }
     }
 
@@ -90,7 +129,7 @@ mod tests {
         // A client is only needed to build the publisher; nothing is sent in these tests.
         let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a valid URI"));
         let client = kube::Client::try_from(config).expect("a client");
-        EventPublisher::new(client, "kafka-config-operator", None)
+        EventPublisher::new(client, "kafka-config-operator", None, None)
     }
 
     #[tokio::test]

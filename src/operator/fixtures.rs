@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 use tower_test::mock::{self, Handle};
 
 use crate::engine::render::HashKey;
+use crate::operator::configs_seen::ConfigsSeen;
 use crate::operator::context::{Caches, Context, ScopeVersions};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 use crate::operator::metrics::Metrics;
@@ -225,6 +226,7 @@ pub fn test_context(
         versions,
         synced,
         pods_synced: Vec::new(),
+        configs_seen: ConfigsSeen::default(),
     };
     let leader = tokio::sync::watch::channel(true).1;
     Context::new(

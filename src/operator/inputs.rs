@@ -132,7 +132,7 @@ pub fn unchanged(ctx: &Context, config: &KafkaToolConfig, namespace: &str) -> Op
     // Another key (a rotation), or none (an operator before the keyed hash): the hash differs
     // even where nothing else does, so the output is rendered again (once).
     if inputs.operator != OPERATOR_VERSION
-        || inputs.hash_key.as_deref() != Some(ctx.hash_key_id.as_str())
+        || inputs.hash_key.as_deref() != Some(ctx.hash_key.id().as_str())
     {
         return None;
     }

@@ -500,7 +500,7 @@ fn refused_then_watched(
                 .lock()
                 .expect("the writer")
                 .apply_watcher_event(&event);
-            ctx.configs_seen.bump();
+            ctx.caches.configs_seen.bump();
         });
         (
             StatusCode::CONFLICT,

@@ -59,14 +59,14 @@ pub(super) fn compact_status(config: &mut KafkaToolConfig) {
 }
 
 /// Called after the cache has applied a KafkaToolConfig watch event: wakes the reconciles waiting
-/// for a newer version of a config ([`Context::configs_seen`]). A deleted config leaves the
+/// for a newer version of a config ([`Caches::configs_seen`](crate::operator::context::Caches::configs_seen)). A deleted config leaves the
 /// reverse index and the per-config tables (also one deleted while the watch was down, at
 /// `InitDone`: a relisted store holds only what exists).
 pub(super) fn observe_config(
     ctx: &Context,
     event: &Result<watcher::Event<KafkaToolConfig>, watcher::Error>,
 ) {
-    ctx.configs_seen.bump();
+    ctx.caches.configs_seen.bump();
     match event {
         Ok(watcher::Event::Delete(config)) => ctx.forget_config(&ConfigId::of(config)),
         Ok(watcher::Event::InitDone) => ctx.forget_gone_configs(),

@@ -86,7 +86,7 @@ pub(super) async fn report_invalid(ctx: &Context, object: InvalidObject) {
         action: "Decode".into(),
         secondary: None,
     };
-    match ctx.recorder.publish(&event, &reference).await {
+    match ctx.events.publish(&event, &reference).await {
         Ok(()) => ctx.metrics.write("Event"),
         Err(e) => warn!(error = %e, "cannot publish an event"),
     }

@@ -59,7 +59,7 @@ pub use run::run;
 /// its render starts, so it is short (edit → output p50 ≤ 100 ms, issue 7).
 const DEBOUNCE: Duration = Duration::from_millis(50);
 
-/// Reconciles kube-runtime admits at once. Of these, `Context::reconcile_slots` (32) do API work,
+/// Reconciles kube-runtime admits at once. Of these, `slots::RECONCILE_SLOTS` (32) do API work,
 /// first come first served. Bounded because every admitted reconcile holds a future and a
 /// tracing span (whose slab never shrinks): admitting a whole relist of 10,000 configs cost
 /// 35 MiB at the restart peak. Beyond this many, kube-runtime releases the surplus in hash
@@ -162,13 +162,13 @@ fn controller(
         )
         .default_backoff(),
         reader.clone(),
-        ctx.configs_seen.clone(),
+        ctx.caches.configs_seen.clone(),
         owned_tx.clone(),
     ));
     tokio::spawn(forward_owned(
         watcher(scoped::<PartialObjectMeta<Secret>>(client, scope), owned).default_backoff(),
         reader.clone(),
-        ctx.configs_seen.clone(),
+        ctx.caches.configs_seen.clone(),
         owned_tx.clone(),
     ));
     let config_maps = sources::<ConfigMap>(

@@ -22,6 +22,7 @@ use tokio::sync::watch;
 use tracing::{debug, error, info, warn};
 
 use super::caches::{mark_on_init_done, strip, strip_keeping_author};
+use crate::operator::configs_seen::ConfigsSeen;
 use crate::operator::context::{Caches, Context, ScopeVersions};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 use crate::operator::globals;
@@ -182,7 +183,7 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
             .collect(),
     );
     let config_synced: Vec<Synced> = stores.iter().map(|_| Synced::default()).collect();
-    let (event_queue, events) = tokio::sync::mpsc::channel(crate::operator::context::EVENT_QUEUE);
+    let (event_queue, events) = tokio::sync::mpsc::channel(crate::operator::events::EVENT_QUEUE);
     let caches = Caches {
         namespaces: ns_reader,
         globals: gcd_reader,
@@ -190,6 +191,7 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
         versions,
         synced: inputs_synced.clone(),
         pods_synced: pod_flags.iter().flatten().cloned().collect(),
+        configs_seen: ConfigsSeen::default(),
     };
     let ctx = Arc::new(Context::new(
         client.clone(),

@@ -15,8 +15,9 @@ use tracing::{info, warn};
 
 use super::report;
 use crate::operator::config_id::ConfigId;
-use crate::operator::context::{Context, EVENTS_AT_ONCE, QueuedEvent};
+use crate::operator::context::Context;
 use crate::operator::crd::KafkaToolConfig;
+use crate::operator::events::{EVENTS_AT_ONCE, QueuedEvent};
 use crate::operator::history;
 use crate::status::{ContentHash, HistoryEntry, KafkaToolConfigStatus, READY};
 
@@ -99,7 +100,7 @@ pub async fn publish_transitions(
 /// path); gives it back when that queue is full (or there is none): the reconcile then
 /// publishes it itself, so neither memory nor the requests in flight grow with a burst.
 fn enqueue(ctx: &Context, event: QueuedEvent) -> Option<QueuedEvent> {
-    let Some(queue) = &ctx.event_queue else {
+    let Some(queue) = &ctx.events.queue else {
         return Some(event);
     };
     match queue.try_send(event) {
@@ -109,7 +110,7 @@ fn enqueue(ctx: &Context, event: QueuedEvent) -> Option<QueuedEvent> {
 }
 
 async fn publish_event(ctx: &Context, reference: &ObjectReference, event: &Event) {
-    match ctx.recorder.publish(event, reference).await {
+    match ctx.events.publish(event, reference).await {
         Ok(()) => ctx.metrics.write("Event"),
         Err(e) => {
             warn!(namespace = ?reference.namespace, name = ?reference.name, error = %e, "cannot publish an event")
@@ -173,9 +174,7 @@ pub async fn deliver_events(
     .for_each_concurrent(EVENTS_AT_ONCE, |queued| {
         let (ctx, stopped) = (ctx.clone(), stopped.clone());
         async move {
-            let mut running = ctx.running.subscribe();
-            // The sender lives in the context this task holds: the wait cannot fail.
-            let _ = running.wait_for(|n| *n == 0).await;
+            ctx.slots.idle().await;
             // Stopping, the watch brings in nothing more.
             if !*stopped.borrow() {
                 entry_cached(&ctx, &queued).await;
@@ -212,7 +211,10 @@ async fn entry_cached(ctx: &Context, queued: &QueuedEvent) {
         let last = status.and_then(|s| s.history.last().map(|e| e.revision));
         last.is_some_and(|last| last >= *revision).then_some(())
     };
-    ctx.configs_seen.wait_for(ENTRY_WAIT, entry_or_gone).await;
+    ctx.caches
+        .configs_seen
+        .wait_for(ENTRY_WAIT, entry_or_gone)
+        .await;
 }
 
 #[cfg(test)]
@@ -308,7 +310,7 @@ mod tests {
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(at(3)));
-                ctx.configs_seen.bump();
+                ctx.caches.configs_seen.bump();
             })
         };
         let queued = queued(Some(3));

@@ -62,19 +62,16 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     let name = config.name_any();
     let span = info_span!("reconcile", namespace = %namespace, config = %name);
     let key = ConfigId::new(&namespace, &name);
-    // First come, first served; the semaphore is never closed.
-    let _slot = ctx.reconcile_slots.acquire().await.ok();
+    let _slot = ctx.slots.acquire(&ctx.metrics).await;
     // The object kube-runtime handed over may have waited long for the slot: the cache's latest
     // has any status write of ours that arrived meanwhile.
     let Some(config) = ctx.cached_config(&key) else {
         return Ok(Action::await_change());
     };
-    let running = Running::new(&ctx);
     let started = Instant::now();
     // Boxed: a reconcile waiting for its slot above stays a small future.
     let result =
         Box::pin(reconcile_inner(config.clone(), &ctx, &namespace, &name).instrument(span)).await;
-    drop(running);
     ctx.metrics.reconciles.inc();
     ctx.metrics
         .reconcile_duration
@@ -93,25 +90,6 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     }
     ctx.globals_status_wake.notify_one();
     result
-}
-
-/// Counts a reconcile in [`Context::running`] and the in-flight gauge while it lives, also when
-/// its future is dropped (a shutdown, a lost Lease).
-struct Running<'a>(&'a Context);
-
-impl<'a> Running<'a> {
-    fn new(ctx: &'a Context) -> Self {
-        ctx.metrics.started();
-        ctx.running.send_modify(|n| *n += 1);
-        Running(ctx)
-    }
-}
-
-impl Drop for Running<'_> {
-    fn drop(&mut self) {
-        self.0.metrics.finished();
-        self.0.running.send_modify(|n| *n = n.saturating_sub(1));
-    }
 }
 
 async fn write_reconciling(ctx: &Context, config: &KafkaToolConfig, namespace: &str, name: &str) {
@@ -249,7 +227,8 @@ async fn newer_in_cache(ctx: &Context, config: &KafkaToolConfig) -> Newer {
         Some(cached) if cached.resource_version() != stale => Some(Newer::Cached(cached)),
         Some(_) => None,
     };
-    ctx.configs_seen
+    ctx.caches
+        .configs_seen
         .wait_for(CACHE_CATCH_UP, newer)
         .await
         .unwrap_or(Newer::NotYet)

@@ -81,7 +81,7 @@ pub fn next_status(
         change_cause: before
             .and_then(|s| s.inputs.as_ref())
             .and_then(|i| i.change_cause.clone()),
-        ..inputs::to_status(seen, &ctx.hash_key_id)
+        ..inputs::to_status(seen, &ctx.hash_key.id())
     });
     if let Some(rollout) = rollout {
         next.rollout = rollout;
@@ -122,13 +122,14 @@ fn record_history(
             before.inputs.as_ref()?,
         ))
     });
+    let key_id = ctx.hash_key.id();
     let change = history::Change {
         config,
         ev,
         previous_files: applied.previous_files.as_ref(),
         files: &rendered.files,
         previous: before,
-        hash_key_id: &ctx.hash_key_id,
+        hash_key_id: &key_id,
         seen_before: seen_before.as_ref(),
         seen,
         authors: Authors {
