@@ -11,6 +11,7 @@ mod report;
 mod resync;
 mod rollout;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -193,10 +194,10 @@ async fn reconcile_inner(
     namespace: &str,
     name: &str,
 ) -> Result<Action, Error> {
-    let mut wrote = None;
+    let mut carried = Carried::default();
     let mut config = config;
     for attempt in 1..=STATUS_WRITE_ATTEMPTS {
-        if let Some(action) = run_pipeline(&config, ctx, namespace, name, &mut wrote).await? {
+        if let Some(action) = run_pipeline(&config, ctx, namespace, name, &mut carried).await? {
             return Ok(action);
         }
         if attempt == STATUS_WRITE_ATTEMPTS {
@@ -210,6 +211,34 @@ async fn reconcile_inner(
         }
     }
     Err(Error::StaleStatus)
+}
+
+/// What an earlier run of this reconcile did that a later one (on a newer version of the config,
+/// after a refused status write) must still report.
+#[derive(Default)]
+struct Carried {
+    /// The output it wrote: its `Rendered` Event goes out with the status that records it.
+    wrote: Option<(&'static str, String, String)>,
+    /// The status's hash and the output's files before that write: a later run finds the output
+    /// current already, and its history entry names the keys changed since those files, not
+    /// every key (e2e_governance saw that once, on a loaded machine).
+    before: Option<(Option<String>, BTreeMap<String, String>)>,
+}
+
+impl Carried {
+    fn track(&mut self, applied: &mut output::Applied) {
+        match &self.before {
+            None => {
+                if let Some(files) = &applied.previous_files {
+                    self.before = Some((applied.previous_hash.clone(), files.clone()));
+                }
+            }
+            Some((hash, files)) if *hash == applied.previous_hash => {
+                applied.previous_files = Some(files.clone());
+            }
+            Some(_) => {}
+        }
+    }
 }
 
 enum Newer {
@@ -236,14 +265,14 @@ async fn newer_in_cache(ctx: &Context, config: &KafkaToolConfig) -> Newer {
 
 /// One run of the pipeline. Returns at once when the caches prove nothing changed since the live
 /// output was rendered; a refused output write is returned only after the status and events say
-/// so. `None`: the status write found `config` stale. `wrote`: the output written by this or an
+/// so. `None`: the status write found `config` stale. `carried`: what this or an
 /// earlier run (its `Rendered` Event goes out with the status that records it).
 async fn run_pipeline(
     config: &KafkaToolConfig,
     ctx: &Arc<Context>,
     namespace: &str,
     name: &str,
-    wrote: &mut Option<(&'static str, String, String)>,
+    carried: &mut Carried,
 ) -> Result<Option<Action>, Error> {
     let opted_in = lock(&ctx.opt_ins).targets(namespace, name);
     if unchanged(ctx, config, namespace, &opted_in) {
@@ -266,8 +295,9 @@ async fn run_pipeline(
     let mut applied = output::apply_output(ctx, &owner, ev, before, spec).await?;
     let rolled = rollout::roll_out(ctx, namespace, spec, &opted_in, ev, &applied.live).await?;
     let gc = prune::prune(ctx, &owner, spec, &applied, &rolled.targets, before).await?;
+    carried.track(&mut applied);
     if let Some(output) = applied.wrote.take() {
-        *wrote = Some(output);
+        carried.wrote = Some(output);
     }
 
     let authors = read.fetched.authors;
@@ -290,7 +320,7 @@ async fn run_pipeline(
         // Deleted meanwhile: garbage collection removes its output.
         report::Written::Gone => return Ok(Some(Action::await_change())),
     }
-    events::publish_transitions(ctx, config, before, &next, wrote.take()).await;
+    events::publish_transitions(ctx, config, before, &next, carried.wrote.take()).await;
 
     if let Some(error) = applied.refused {
         return Err(error);
