@@ -6,6 +6,7 @@
 //! `load(store(m)) == m` for every map.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 /// One `key=value` pair read from a file, with the (1-based) line its logical line starts on.
 /// `Debug` (value redacted): `engine::secret`.
@@ -86,15 +87,20 @@ fn read(input: &[u8], encoding: Encoding) -> Result<Vec<Entry>, ParseError> {
     let mut entries = Vec::new();
     // Continued lines are joined here; a line without continuation is used where it lies.
     let mut joined = Vec::new();
+    // The input decoded once when that is only a check (UTF-8, or ASCII read as ISO-8859-1): runs
+    // are then slices of it (from_utf8 on each short run was 3 % of evaluate_and_render/200).
+    let whole = matches!(encoding, Encoding::Utf8) || input.is_ascii();
+    let checked = whole.then(|| std::str::from_utf8(input).ok()).flatten();
     while let Some((start_line, span)) = reader.read_logical_line(&mut joined) {
-        let line = match span {
-            Span::Input(range) => &input[range],
-            Span::Joined => &joined[..],
+        let (line, text) = match span {
+            Span::Input(at) => (&input[at.clone()], checked.and_then(|t| t.get(at))),
+            Span::Joined => (&joined[..], None),
         };
         let (key_end, value_start) = split_key_value(line);
+        let part = |at: Range<usize>| (&line[at.clone()], text.and_then(|t| t.get(at)));
         entries.push(Entry {
-            key: unescape(&line[..key_end], start_line, encoding)?,
-            value: unescape(&line[value_start..], start_line, encoding)?,
+            key: unescape(part(0..key_end), start_line, encoding)?,
+            value: unescape(part(value_start..line.len()), start_line, encoding)?,
             line: start_line,
         });
     }
@@ -257,8 +263,17 @@ fn split_key_value(line: &[u8]) -> (usize, usize) {
 }
 
 /// `Properties.loadConvert`: resolves escapes; `\uXXXX` units are joined into UTF-16 pairs.
-/// Text between escapes is copied a run at a time.
-fn unescape(segment: &[u8], line: u32, encoding: Encoding) -> Result<String, ParseError> {
+/// Text between escapes is copied a run at a time: a slice of `text` (the same segment) when the
+/// input was decoded whole.
+fn unescape(
+    (segment, text): (&[u8], Option<&str>),
+    line: u32,
+    encoding: Encoding,
+) -> Result<String, ParseError> {
+    let push_run = |out: &mut String, at: Range<usize>| match text.and_then(|t| t.get(at.clone())) {
+        Some(run) => out.push_str(run),
+        None => encoding.push_run(out, &segment[at]),
+    };
     // A high surrogate from `\uXXXX` waiting for its low half (only ever the unit just read), and
     // the first lone surrogate of the current run of escapes: reported when the run ends, as
     // decoding the whole run there would (a malformed escape later in the run wins).
@@ -280,7 +295,7 @@ fn unescape(segment: &[u8], line: u32, encoding: Encoding) -> Result<String, Par
         };
         if at > run {
             pending(lone, high)?;
-            encoding.push_run(&mut out, &segment[run..at]);
+            push_run(&mut out, run..at);
         }
         i = at + 2;
         let plain = match c {
@@ -324,7 +339,7 @@ fn unescape(segment: &[u8], line: u32, encoding: Encoding) -> Result<String, Par
     }
     if run < segment.len() {
         pending(lone, high)?;
-        encoding.push_run(&mut out, &segment[run..]);
+        push_run(&mut out, run..segment.len());
     }
     pending(lone, high)?;
     Ok(out)
