@@ -109,11 +109,27 @@ impl Source {
                 out.reserve(file.len() + 11);
                 out.push_str(file);
                 out.push(':');
-                // Writing to a String cannot fail.
-                let _ = fmt::Write::write_fmt(out, format_args!("{line}"));
+                push_decimal(out, *line);
             }
         }
     }
+}
+
+/// `n` in decimal, its digits written into a buffer first: through `write!` a line's source cost
+/// ~320 instructions, this way ~215 (callgrind); evaluate_and_render/5000 writes one per key.
+fn push_decimal(out: &mut String, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
 }
 
 impl fmt::Display for Source {
