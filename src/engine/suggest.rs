@@ -25,7 +25,7 @@ pub fn closest_profiled<'a>(input: &str, candidates: &'a [(String, Profile)]) ->
         .get(start..end)
         .unwrap_or_default()
         .iter()
-        .filter(|(_, profile)| target.may_be_close(profile))
+        .filter(|(_, profile)| target.within(limit, profile))
         .map(|(c, _)| (strsim::levenshtein(input, c), c.as_str()))
         .filter(|(distance, _)| *distance <= limit)
         .min()
@@ -84,10 +84,16 @@ impl Profile {
     /// two pairs and adds at most two (the q-gram lemma for q = 2). The pairs rule out the
     /// unrelated keys of equal length and letters that the counts let through.
     fn may_be_close(&self, candidate: &Profile) -> bool {
-        let limit = self.limit() as u32;
-        candidate.len.abs_diff(self.len) <= self.limit()
-            && difference(&self.counts, &candidate.counts).div_ceil(2) <= limit
-            && difference(&self.pairs, &candidate.pairs).div_ceil(4) <= limit
+        self.within(self.limit(), candidate)
+    }
+
+    /// [`Profile::may_be_close`] with the limit worked out once for a whole search, and inlined
+    /// into it (a call per candidate: 10 % more instructions in the search, callgrind).
+    #[inline]
+    fn within(&self, limit: usize, candidate: &Profile) -> bool {
+        candidate.len.abs_diff(self.len) <= limit
+            && difference(&self.counts, &candidate.counts).div_ceil(2) as usize <= limit
+            && difference(&self.pairs, &candidate.pairs).div_ceil(4) as usize <= limit
     }
 }
 
