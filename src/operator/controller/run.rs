@@ -378,7 +378,8 @@ const EVENT_DRAIN: Duration = Duration::from_secs(5);
 const LEASE_SECONDS: u64 = 15;
 const RENEW_MARGIN_SECONDS: u64 = 10;
 /// Lease requests go through their own client with this timeout: a renewal that hangs (etcd
-/// down) fails within it, 9 s into the 15 s Lease at the latest, and the leader steps down.
+/// down) fails within it (a connect and a read at most: 13 s into the 15 s Lease), and the
+/// leader steps down.
 const LEASE_REQUEST_TIMEOUT: Duration = Duration::from_secs(4);
 /// A standby whose Lease request failed tries again after this.
 const RETRY_EVERY: Duration = Duration::from_secs(2);
