@@ -90,7 +90,11 @@ fn lease_namespace(options: &RunOptions) -> String {
 
 pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     init_logging(options.log_format);
-    let client = Client::try_default().await.map_err(OperatorError::Client)?;
+    // Inferred once: the Lease's client is the same connection settings with short timeouts.
+    let config = kube::Config::infer()
+        .await
+        .map_err(|e| OperatorError::Client(kube::Error::InferConfig(e)))?;
+    let client = Client::try_from(config.clone()).map_err(OperatorError::Client)?;
     check_crds(&client, &options.watch_namespaces).await?;
     // Before anything renders: every hash this process writes is keyed with it.
     let hash_key = hash_key::ensure(
@@ -335,7 +339,7 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     let lease = Arc::new(OnceCell::new());
     let campaign: BoxFuture<'static, OperatorError> = match options.leader_election {
         true => campaign(
-            lease_builder(&options, &identity).await?,
+            lease_builder(config, &options, &identity)?,
             lease.clone(),
             leader.clone(),
             metrics.clone(),
@@ -386,13 +390,11 @@ const RETRY_EVERY: Duration = Duration::from_secs(2);
 
 /// The leader election: kube-lease-manager on the Lease `options.lease_name` (created if it
 /// does not exist), with this replica's identity, through a client of its own.
-async fn lease_builder(
+fn lease_builder(
+    mut config: kube::Config,
     options: &RunOptions,
     identity: &str,
 ) -> Result<impl Fn() -> LeaseManagerBuilder + Send + 'static, OperatorError> {
-    let mut config = kube::Config::infer()
-        .await
-        .map_err(|e| OperatorError::Client(kube::Error::InferConfig(e)))?;
     config.connect_timeout = Some(LEASE_REQUEST_TIMEOUT);
     config.read_timeout = Some(LEASE_REQUEST_TIMEOUT);
     config.write_timeout = Some(LEASE_REQUEST_TIMEOUT);
