@@ -27,6 +27,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::audit::{self, AuditLog};
 use support::*;
 
 /// The tests share one control plane and the operator's ClusterRole: one at a time.
@@ -35,7 +36,6 @@ static SERIAL: Mutex<()> = Mutex::new(());
 const SOURCES: usize = 4;
 const LOG_DEFAULT: &str = "info,kube=warn";
 const LOG_WATCHER: &str = "info,kube=warn,kube_runtime::watcher=debug";
-const SA_USER: &str = "system:serviceaccount:kafka-config-operator:kafka-config-operator";
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL
@@ -107,9 +107,9 @@ struct World {
     ns: String,
     n: usize,
     dir: PathBuf,
-    /// Size of the audit log when this world was made: earlier entries (an earlier run of the
+    /// The audit log from when this world was made: earlier entries (an earlier run of the
     /// same namespace on the same control plane) are not this run's.
-    audit_from: usize,
+    audit: AuditLog,
 }
 
 impl World {
@@ -117,14 +117,12 @@ impl World {
         let dir = cluster.work.path().join(ns);
         std::fs::create_dir_all(&dir).expect("world dir");
         cluster.fresh_namespace(ns);
-        let audit_from = std::fs::metadata(cluster.run_dir().join("audit.log"))
-            .map(|m| m.len() as usize)
-            .unwrap_or(0);
+        let audit = AuditLog::from_now(cluster);
         World {
             ns: ns.to_string(),
             n,
             dir,
-            audit_from,
+            audit,
         }
     }
 
@@ -383,95 +381,26 @@ fn converge(
     panic!("{}: did not converge in {timeout:?}: {last}", world.ns);
 }
 
-/// Completed writes in the world's namespace (audit log: create/update/patch/delete), oldest
-/// first.
-fn audit_entries(cluster: &Cluster, world: &World) -> Vec<Value> {
-    let ns = world.ns.as_str();
-    let bytes = std::fs::read(cluster.run_dir().join("audit.log")).unwrap_or_default();
-    let text = String::from_utf8_lossy(bytes.get(world.audit_from..).unwrap_or_default());
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["stage"] == "ResponseComplete")
-        .filter(|e| e["objectRef"]["namespace"] == ns)
-        .filter(|e| {
-            matches!(
-                e["verb"].as_str(),
-                Some("create" | "update" | "patch" | "delete" | "deletecollection")
-            )
-        })
-        .collect()
-}
-
-fn by_operator(e: &Value) -> bool {
-    e["impersonatedUser"]["username"] == SA_USER || e["user"]["username"] == SA_USER
-}
-
-/// (verb, resource, name, code) of an audit entry.
-fn write_of(e: &Value) -> (String, String, String, i64) {
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    (
-        text(&e["verb"]),
-        text(&e["objectRef"]["resource"]),
-        text(&e["objectRef"]["name"]),
-        e["responseStatus"]["code"].as_i64().unwrap_or_default(),
-    )
-}
-
 /// Writes by the operator's ServiceAccount in the world's namespace.
-fn audit_writes(cluster: &Cluster, world: &World) -> Vec<(String, String, String, i64)> {
-    audit_entries(cluster, world)
+fn audit_writes(world: &World) -> Vec<audit::Write> {
+    world
+        .audit
+        .writes_in(&world.ns)
         .iter()
-        .filter(|e| by_operator(e))
-        .map(write_of)
+        .filter(|e| audit::by_user(e, SA_USER))
+        .map(audit::write_of)
         .collect()
 }
 
-fn audit_time(e: &Value) -> Option<chrono::DateTime<chrono::FixedOffset>> {
-    chrono::DateTime::parse_from_rfc3339(e["stageTimestamp"].as_str()?).ok()
-}
-
-/// Once converged, nothing more is written: no retry loop, no write fight. The one write that
-/// may follow is a status write reporting what Kubernetes' own controllers did to a rollout
-/// target within the two seconds before it (the `Synced` condition follows the Deployment's status,
-/// which the deployment controller may update seconds later, after an API server restart say).
+/// Once converged, nothing more is written: no retry loop, no write fight (see
+/// `audit::unexplained_writes` for the one write that may follow).
 fn assert_quiet(cluster: &Cluster, world: &World, replicas: &mut [&mut Replica]) {
-    let before = audit_writes(cluster, world).len();
+    let before = world.audit.writes_in(&world.ns).len();
     std::thread::sleep(Duration::from_secs(3));
     for r in replicas.iter_mut() {
         r.supervise(cluster);
     }
-    let entries = audit_entries(cluster, world);
-    let rollout_changes: Vec<_> = entries
-        .iter()
-        .filter(|e| {
-            e["user"]["username"]
-                .as_str()
-                .is_some_and(|u| u.starts_with("system:serviceaccount:kube-system:"))
-                && matches!(
-                    e["objectRef"]["resource"].as_str(),
-                    Some("deployments" | "replicasets" | "pods")
-                )
-        })
-        .filter_map(audit_time)
-        .collect();
-    let reports_rollout = |e: &Value| {
-        let Some(at) = audit_time(e) else {
-            return false;
-        };
-        e["objectRef"]["resource"] == "kafkatoolconfigs"
-            && e["objectRef"]["subresource"] == "status"
-            && rollout_changes
-                .iter()
-                .any(|t| *t <= at && at - *t <= chrono::TimeDelta::seconds(2))
-    };
-    let after: Vec<&Value> = entries.iter().filter(|e| by_operator(e)).collect();
-    let fights: Vec<_> = after
-        .get(before..)
-        .unwrap_or_default()
-        .iter()
-        .filter(|e| !reports_rollout(e))
-        .map(|e| write_of(e))
-        .collect();
+    let fights = audit::unexplained_writes(&world.audit.writes_in(&world.ns), before, SA_USER);
     assert!(
         fights.is_empty(),
         "{}: the operator kept writing after convergence: {fights:?}",
@@ -479,8 +408,8 @@ fn assert_quiet(cluster: &Cluster, world: &World, replicas: &mut [&mut Replica])
     );
 }
 
-fn assert_created_once(cluster: &Cluster, world: &World, expected: &BTreeMap<String, Expected>) {
-    let writes = audit_writes(cluster, world);
+fn assert_created_once(world: &World, expected: &BTreeMap<String, Expected>) {
+    let writes = audit_writes(world);
     for (name, e) in expected {
         let resource = if e.kind == "Secret" {
             "secrets"
@@ -567,10 +496,10 @@ fn kube_apiserver_restarted_mid_reconcile() {
     let (world, mut op, _) = clean_run(&s, "kco-f-apiserver", 12, "f-api", lease, LOG_DEFAULT);
 
     step("burst of changes, then kube-apiserver restarted while they reconcile");
-    let writes0 = audit_writes(&s.cluster, &world).len();
+    let writes0 = audit_writes(&world).len();
     let expected = world.apply(&s.cluster, 1);
     // no pause: the burst reconciles (50 ms debounce) while restart.sh stops the apiserver
-    let writes_before = audit_writes(&s.cluster, &world).len() - writes0;
+    let writes_before = audit_writes(&world).len() - writes0;
     let t = Instant::now();
     let out = s.cluster.controlplane("restart.sh", &["kube-apiserver"]);
     let outage = t.elapsed();
@@ -583,8 +512,8 @@ fn kube_apiserver_restarted_mid_reconcile() {
         Duration::from_secs(90),
     );
     assert_quiet(&s.cluster, &world, &mut [&mut op]);
-    assert_created_once(&s.cluster, &world, &expected);
-    let writes_after = audit_writes(&s.cluster, &world).len() - writes0 - writes_before;
+    assert_created_once(&world, &expected);
+    let writes_after = audit_writes(&world).len() - writes0 - writes_before;
     let errors = op.metric("kafka_config_reconcile_errors_total") as u64;
     report(
         "kube-apiserver restart",
@@ -640,7 +569,7 @@ fn etcd_stopped_and_restarted() {
         "the leader kept leading through {outage:?} without renewing its Lease"
     );
     assert_quiet(&s.cluster, &world, &mut [&mut op]);
-    assert_created_once(&s.cluster, &world, &expected);
+    assert_created_once(&world, &expected);
     report(
         "etcd stop/start",
         &format!(
@@ -1017,7 +946,7 @@ fn operator_sigkilled_at_random_points() {
         Duration::from_secs(90),
     );
     assert_quiet(&s.cluster, &world, &mut [&mut op]);
-    assert_created_once(&s.cluster, &world, &expected);
+    assert_created_once(&world, &expected);
     report(
         "SIGKILL at random points",
         &format!(
@@ -1081,7 +1010,7 @@ fn leader_killed_while_two_replicas_run() {
     assert_eq!(two_leaders, 0, "both replicas reported leadership at once");
     assert!(b.is_leader() && !a.is_leader());
     assert_quiet(&s.cluster, &world, &mut [&mut a, &mut b]);
-    assert_created_once(&s.cluster, &world, &expected);
+    assert_created_once(&world, &expected);
     report(
         "leader SIGKILL, 2 replicas",
         &format!(

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use support::audit::{self, AuditLog};
 use support::*;
 
 fn output_hash(cluster: &Cluster, name: &str) -> Result<(String, String), String> {
@@ -514,6 +515,7 @@ fn operator_end_to_end() {
     );
     std::thread::sleep(Duration::from_secs(2));
     a.terminate();
+    let audit = AuditLog::from_now(&cluster);
     let b = Operator::start(&cluster, &sa, "e2e-b");
     eventually("B to lead", Duration::from_secs(30), || {
         b.is_leader().then_some(()).ok_or("not leader".to_string())
@@ -556,15 +558,17 @@ fn operator_end_to_end() {
         },
     );
     std::thread::sleep(Duration::from_secs(6)); // a GlobalClientDefaults status round too
+    // Counted on the API server: B's metric counts the one write a restart may make, a `Synced`
+    // condition following a rollout target that Kubernetes' own controllers changed meanwhile.
     let writes = b.metric_sum("kafka_config_writes_total");
     let reconciles = b.metric_sum("kafka_config_reconciles_total");
-    assert_eq!(
-        writes,
-        0.0,
-        "a restart over an unchanged world wrote {writes} objects:\n{:?}",
+    let unexplained = audit::unexplained_writes(&audit.writes_in(NS), 0, SA_USER);
+    assert!(
+        unexplained.is_empty(),
+        "a restart over an unchanged world wrote {unexplained:?}:\n{:?}",
         b.metrics()
     );
-    println!("    ok: {reconciles} reconciles, {writes} writes");
+    println!("    ok: {reconciles} reconciles, {writes} writes (all following a rollout target)");
 
     step("leader takeover: a standby takes over when the leader dies");
     let c = Operator::start(&cluster, &sa, "e2e-c");

@@ -3,6 +3,7 @@
 //! and polling helpers. Each e2e test file does `mod support;`.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod audit;
 pub mod kafka;
 pub mod kubelet;
 
@@ -18,6 +19,8 @@ pub mod managed_fields;
 pub const NS: &str = "kco-e2e";
 pub const OPERATOR_NS: &str = "kafka-config-operator";
 pub const SA: &str = "kafka-config-operator";
+/// The user the operator's requests are made as (an impersonating kubeconfig of `SA`).
+pub const SA_USER: &str = "system:serviceaccount:kafka-config-operator:kafka-config-operator";
 pub const LEASE: &str = "kco-e2e-operator";
 pub const HASH: &str = "kafkaconfig.dev/config-hash";
 /// The content-hash key Secret every operator of these tests shares (in [`OPERATOR_NS`]: each is
