@@ -14,6 +14,7 @@ end() { local t=$(( $(date +%s) - stage_start )); STAGES+=("$(printf '%-34s %5ss
 summary() {
   echo; echo "=== stage times"
   for s in "${STAGES[@]}"; do echo "  $s"; done
+  echo "  caches: $(du -sh "$KCO_CACHE_DIR" 2>/dev/null | cut -f1) in $KCO_CACHE_DIR"
 }
 trap summary EXIT
 
@@ -29,6 +30,9 @@ mkdir -p "$KCO_CACHE_DIR/repo-cache" "$KCO_CACHE_DIR/e2e-bin"
 [ -e e2e/.bin ] || ln -s "$KCO_CACHE_DIR/e2e-bin" e2e/.bin
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$KCO_CACHE_DIR/target}
 export FUZZ_TARGET_DIR=${FUZZ_TARGET_DIR:-$KCO_CACHE_DIR/fuzz-target}
+# No incremental state in the shared target: it is rebuilt from scratch for every changed crate
+# anyway in a fresh clone, and its directories grew by gigabytes a run until the disk was full.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 echo "caches: $KCO_CACHE_DIR (cargo target: $CARGO_TARGET_DIR)"
 
 begin "toolchains"
@@ -36,7 +40,7 @@ need_apt=()
 command -v javac >/dev/null || need_apt+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || need_apt+=(maven)
 command -v openssl >/dev/null || need_apt+=(openssl)
-# shellcheck: actionlint checks the release workflow's run: scripts with it (chart stage)
+# actionlint checks the release workflow's run: scripts with shellcheck (chart stage)
 command -v shellcheck >/dev/null || need_apt+=(shellcheck)
 # libfuzzer-sys compiles libFuzzer (C++) for the fuzz smoke stage
 command -v c++ >/dev/null || need_apt+=(g++)
