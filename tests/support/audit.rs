@@ -17,12 +17,13 @@ pub struct AuditLog {
 pub type Write = (String, String, String, i64);
 
 impl AuditLog {
-    /// Starts at the log's current end.
+    /// Starts at the log's current end. A missing log fails the test: an empty one would let
+    /// every "nothing was written" check pass.
     pub fn from_now(cluster: &Cluster) -> AuditLog {
         let path = cluster.run_dir().join("audit.log");
         let from = std::fs::metadata(&path)
-            .map(|m| m.len() as usize)
-            .unwrap_or(0);
+            .unwrap_or_else(|e| panic!("no audit log at {}: {e}", path.display()))
+            .len() as usize;
         AuditLog { path, from }
     }
 
