@@ -22,6 +22,7 @@ use tokio::sync::watch;
 use tracing::{debug, error, info, warn};
 
 use super::caches::{mark_on_init_done, strip, strip_keeping_author};
+use crate::engine::spec::RolloutKind;
 use crate::operator::configs_seen::ConfigsSeen;
 use crate::operator::context::{Caches, Context, ScopeVersions};
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
@@ -119,66 +120,24 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     let leader = watch::Sender::new(!options.leader_election);
     metrics.leader(!options.leader_election);
 
-    let namespaces_synced = Synced::default();
-    let globals_synced = Synced::default();
-    let (ns_reader, ns_writer) = reflector::store::<PartialObjectMeta<Namespace>>();
-    let ns_events = watcher(
-        Api::<PartialObjectMeta<Namespace>>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .default_backoff()
-    .modify(strip)
-    .reflect(ns_writer)
-    .inspect(mark_on_init_done(namespaces_synced.clone()))
-    .applied_objects()
-    .predicate_filter(predicates::labels, Default::default());
-    let (gcd_reader, gcd_writer) = reflector::store::<GlobalClientDefaults>();
-    let gcd_events = watcher(
-        Api::<GlobalClientDefaults>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .default_backoff()
-    .modify(strip_keeping_author)
-    .reflect(gcd_writer)
-    .inspect(mark_on_init_done(globals_synced.clone()));
-
-    let scopes: Vec<Option<String>> = if options.watch_namespaces.is_empty() {
-        vec![None]
-    } else {
-        options.watch_namespaces.iter().cloned().map(Some).collect()
-    };
-    let stores: Vec<(
-        Store<KafkaToolConfig>,
-        reflector::store::Writer<KafkaToolConfig>,
-    )> = scopes.iter().map(|_| reflector::store()).collect();
-    let readers: Vec<Store<KafkaToolConfig>> = stores.iter().map(|(r, _)| r.clone()).collect();
-    // One flag per kind per scope for the workload status watches (`sync_status.rs`).
-    let pod_flags: Vec<[Synced; 3]> = scopes.iter().map(|_| Default::default()).collect();
+    let (namespaces, namespaces_writer) = reflector::store();
+    let (globals, globals_writer) = reflector::store();
+    let (namespaces_synced, globals_synced) = (Synced::default(), Synced::default());
+    let kinds = workloads::watched_kinds(&client).await;
+    let scopes = Scope::all(&options, &kinds);
     let versions: Vec<ScopeVersions> = scopes
         .iter()
         .map(|scope| ScopeVersions {
-            scope: scope.clone(),
+            scope: scope.namespace.clone(),
             ..ScopeVersions::default()
         })
-        .collect();
-    // One flag per workload watch (`workloads.rs`): each scope watches each kind.
-    let kinds = workloads::watched_kinds(&client).await;
-    let workload_flags: Vec<Vec<_>> = scopes
-        .iter()
-        .map(|_| kinds.iter().map(|k| (*k, Synced::default())).collect())
         .collect();
     // What reconciles wait for: every cache they read has its first list (the pods' numbers
     // too: with them a restart proves a rollout current without reading the workload).
     let inputs_synced = Synced::all(
-        [namespaces_synced, globals_synced]
+        [namespaces_synced.clone(), globals_synced.clone()]
             .into_iter()
-            .chain(
-                workload_flags
-                    .iter()
-                    .flatten()
-                    .map(|(_, flag)| flag.clone()),
-            )
-            .chain(pod_flags.iter().flatten().cloned())
+            .chain(scopes.iter().flat_map(Scope::input_flags))
             .chain(
                 versions
                     .iter()
@@ -186,15 +145,14 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
             )
             .collect(),
     );
-    let config_synced: Vec<Synced> = stores.iter().map(|_| Synced::default()).collect();
     let (event_queue, events) = tokio::sync::mpsc::channel(crate::operator::events::EVENT_QUEUE);
     let caches = Caches {
-        namespaces: ns_reader,
-        globals: gcd_reader,
-        configs: readers,
+        namespaces,
+        globals,
+        configs: scopes.iter().map(|s| s.configs.clone()).collect(),
         versions,
         synced: inputs_synced.clone(),
-        pods_synced: pod_flags.iter().flatten().cloned().collect(),
+        pods_synced: scopes.iter().flat_map(|s| s.pods_synced.clone()).collect(),
         configs_seen: ConfigsSeen::default(),
     };
     let ctx = Arc::new(Context::new(
@@ -208,130 +166,64 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     ));
     let (stopping, stopping_rx) = watch::channel(false);
     let delivery = tokio::spawn(reconcile::deliver_events(ctx.clone(), events, stopping_rx));
+    let every_cache = std::iter::once(inputs_synced)
+        .chain(scopes.iter().map(|s| s.configs_synced.clone()))
+        .collect();
+    tokio::spawn(mark_ready(ready.clone(), every_cache));
 
-    let mut routes = Vec::new();
+    let (senders, receivers): (Vec<_>, Vec<_>) = scopes.iter().map(|_| unbounded_channel()).unzip();
+    let routes = Arc::new(Routes {
+        routes: scopes
+            .iter()
+            .map(|s| s.namespace.clone())
+            .zip(senders)
+            .collect(),
+    });
     let mut controllers: Vec<BoxFuture<'static, ()>> = Vec::new();
-    for (((scope, (reader, writer)), synced), versions) in scopes
+    for ((scope, triggers), versions) in scopes
         .into_iter()
-        .zip(stores)
-        .zip(config_synced.iter().cloned())
+        .zip(receivers)
         .zip(ctx.caches.versions.iter())
     {
-        let (tx, rx) = unbounded_channel();
-        routes.push((scope.clone(), tx));
+        let namespace = scope.namespace.as_deref();
+        let send = {
+            let routes = routes.clone();
+            move |config| routes.send(config)
+        };
+        workloads::spawn(
+            &client,
+            namespace,
+            &ctx,
+            send.clone(),
+            &scope.workloads_synced,
+        );
+        sync_status::spawn(&client, namespace, &ctx, &scope.pods_synced, send);
         controllers.push(super::controller(
             &client,
-            scope.as_deref(),
-            reader,
-            writer,
-            synced,
+            namespace,
+            scope.configs,
+            scope.writer,
+            scope.configs_synced,
             &ctx,
             versions,
-            rx,
+            triggers,
             leader.subscribe(),
         ));
     }
-    let routes = Arc::new(Routes { routes });
-    for (scope, flags) in routes
-        .routes
-        .iter()
-        .map(|(s, _)| s.clone())
-        .zip(&workload_flags)
-    {
-        let routes = routes.clone();
-        workloads::spawn(
-            &client,
-            scope.as_deref(),
-            &ctx,
-            move |config| routes.send(config),
-            flags,
-        );
-    }
-    for ((scope, _), flags) in routes.routes.iter().zip(&pod_flags) {
-        let routes = routes.clone();
-        sync_status::spawn(&client, scope.as_deref(), &ctx, flags, move |config| {
-            routes.send(config)
-        });
-    }
-
-    // Namespace label changes move GlobalClientDefaults selection: re-reconcile that namespace.
-    tokio::spawn({
-        let ctx = ctx.clone();
-        let routes = routes.clone();
-        async move {
-            let mut events = pin!(ns_events);
-            while let Some(event) = events.next().await {
-                match event {
-                    Ok(ns) => {
-                        let name = ns.name_any();
-                        for config in ctx.all_configs() {
-                            if config.namespace().as_deref() == Some(name.as_str()) {
-                                routes.send(ObjectRef::from_obj(&*config));
-                            }
-                        }
-                    }
-                    Err(error) => warn!(%error, "namespace watch"),
-                }
-            }
-        }
-    });
-
-    // GlobalClientDefaults edits: the configs selected before and after the edit.
-    tokio::spawn({
-        let ctx = ctx.clone();
-        let routes = routes.clone();
-        async move {
-            let mut generations: HashMap<String, Option<i64>> = HashMap::new();
-            let mut events = pin!(gcd_events);
-            while let Some(event) = events.next().await {
-                let (global, deleted, initial) = match event {
-                    Ok(watcher::Event::Apply(g)) => (g, false, false),
-                    Ok(watcher::Event::InitApply(g)) => (g, false, true),
-                    Ok(watcher::Event::Delete(g)) => (g, true, false),
-                    Ok(_) => continue,
-                    Err(error) => {
-                        warn!(%error, "GlobalClientDefaults watch");
-                        continue;
-                    }
-                };
-                let name = global.name_any();
-                let generation = global.metadata.generation;
-                let changed = if deleted {
-                    generations.remove(&name);
-                    true
-                } else {
-                    // The initial list is not a change: reconciles wait for this cache anyway.
-                    match generations.insert(name.clone(), generation) {
-                        None => !initial,
-                        Some(old) => old != generation,
-                    }
-                };
-                if changed {
-                    let affected = globals::affected(&ctx, &global);
-                    debug!(global = %name, count = affected.len(), "GlobalClientDefaults changed");
-                    for object in affected {
-                        routes.send(object);
-                    }
-                }
-            }
-        }
-    });
-
-    // Ready once every cache has its first full list.
-    tokio::spawn({
-        let ready = ready.clone();
-        let flags: Vec<Synced> = std::iter::once(inputs_synced)
-            .chain(config_synced)
-            .collect();
-        async move {
-            for flag in flags {
-                flag.wait().await;
-            }
-            ready.mark();
-            info!("caches synced; ready");
-        }
-    });
-
+    tokio::spawn(namespace_triggers(
+        client.clone(),
+        namespaces_writer,
+        namespaces_synced,
+        ctx.clone(),
+        routes.clone(),
+    ));
+    tokio::spawn(global_triggers(
+        client.clone(),
+        globals_writer,
+        globals_synced,
+        ctx.clone(),
+        routes,
+    ));
     tokio::spawn(globals::keep_status(ctx.clone()));
     tokio::spawn(reconcile::keep_ready_gauge(ctx.clone()));
 
@@ -373,6 +265,144 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
         }
     }
     result
+}
+
+/// One watched scope (a namespace, or every namespace): its config store and the flags its
+/// watches set on their first full list.
+struct Scope {
+    namespace: Option<String>,
+    configs: Store<KafkaToolConfig>,
+    writer: reflector::store::Writer<KafkaToolConfig>,
+    configs_synced: Synced,
+    /// One per workload watch (`workloads.rs`): each scope watches each kind.
+    workloads_synced: Vec<(RolloutKind, Synced)>,
+    /// The workload status watches (`sync_status.rs`).
+    pods_synced: [Synced; 3],
+}
+
+impl Scope {
+    fn all(options: &RunOptions, kinds: &[RolloutKind]) -> Vec<Scope> {
+        let namespaces: Vec<Option<String>> = if options.watch_namespaces.is_empty() {
+            vec![None]
+        } else {
+            options.watch_namespaces.iter().cloned().map(Some).collect()
+        };
+        namespaces
+            .into_iter()
+            .map(|namespace| {
+                let (configs, writer) = reflector::store();
+                Scope {
+                    namespace,
+                    configs,
+                    writer,
+                    configs_synced: Synced::default(),
+                    workloads_synced: kinds.iter().map(|k| (*k, Synced::default())).collect(),
+                    pods_synced: Default::default(),
+                }
+            })
+            .collect()
+    }
+
+    /// The flags of the caches a reconcile reads besides the configs.
+    fn input_flags(&self) -> impl Iterator<Item = Synced> + '_ {
+        let workloads = self.workloads_synced.iter().map(|(_, flag)| flag.clone());
+        workloads.chain(self.pods_synced.iter().cloned())
+    }
+}
+
+/// Ready once every cache has its first full list.
+async fn mark_ready(ready: Synced, flags: Vec<Synced>) {
+    for flag in flags {
+        flag.wait().await;
+    }
+    ready.mark();
+    info!("caches synced; ready");
+}
+
+/// The Namespace cache (metadata only). A label change moves GlobalClientDefaults selection:
+/// every config of that namespace is reconciled again.
+async fn namespace_triggers(
+    client: Client,
+    writer: reflector::store::Writer<PartialObjectMeta<Namespace>>,
+    synced: Synced,
+    ctx: Arc<Context>,
+    routes: Arc<Routes>,
+) {
+    let events = watcher(
+        Api::<PartialObjectMeta<Namespace>>::all(client),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .modify(strip)
+    .reflect(writer)
+    .inspect(mark_on_init_done(synced))
+    .applied_objects()
+    .predicate_filter(predicates::labels, Default::default());
+    let mut events = pin!(events);
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(ns) => {
+                let name = ns.name_any();
+                for config in ctx.all_configs() {
+                    if config.namespace().as_deref() == Some(name.as_str()) {
+                        routes.send(ObjectRef::from_obj(&*config));
+                    }
+                }
+            }
+            Err(error) => warn!(%error, "namespace watch"),
+        }
+    }
+}
+
+/// The GlobalClientDefaults cache. An edit reconciles the configs selected before and after it.
+async fn global_triggers(
+    client: Client,
+    writer: reflector::store::Writer<GlobalClientDefaults>,
+    synced: Synced,
+    ctx: Arc<Context>,
+    routes: Arc<Routes>,
+) {
+    let events = watcher(
+        Api::<GlobalClientDefaults>::all(client),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .modify(strip_keeping_author)
+    .reflect(writer)
+    .inspect(mark_on_init_done(synced));
+    let mut generations: HashMap<String, Option<i64>> = HashMap::new();
+    let mut events = pin!(events);
+    while let Some(event) = events.next().await {
+        let (global, deleted, initial) = match event {
+            Ok(watcher::Event::Apply(g)) => (g, false, false),
+            Ok(watcher::Event::InitApply(g)) => (g, false, true),
+            Ok(watcher::Event::Delete(g)) => (g, true, false),
+            Ok(_) => continue,
+            Err(error) => {
+                warn!(%error, "GlobalClientDefaults watch");
+                continue;
+            }
+        };
+        let name = global.name_any();
+        let generation = global.metadata.generation;
+        let changed = if deleted {
+            generations.remove(&name);
+            true
+        } else {
+            // The initial list is not a change: reconciles wait for this cache anyway.
+            match generations.insert(name.clone(), generation) {
+                None => !initial,
+                Some(old) => old != generation,
+            }
+        };
+        if changed {
+            let affected = globals::affected(&ctx, &global);
+            debug!(global = %name, count = affected.len(), "GlobalClientDefaults changed");
+            for object in affected {
+                routes.send(object);
+            }
+        }
+    }
 }
 
 /// How long a clean shutdown waits for the queued Events (Kubernetes allows 30 s by default).
