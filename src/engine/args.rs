@@ -252,7 +252,7 @@ pub fn build(
     let mut args: Vec<Arg> = Vec::new();
     let word = |text: String| Arg {
         argument: String::new(),
-        value: Value::Plain(text),
+        value: Value::from(text),
     };
     let mut extra = plain.extra.iter();
     if tool.subcommand_first

@@ -2,7 +2,7 @@
 //! key's provenance chain with its references resolved. Also the two changes the operator makes
 //! to merged views (one connection key, Deferred's config providers).
 
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -96,17 +96,17 @@ pub(crate) fn collect<'a>(
         + tool.forced.get(&role).map_or(0, BTreeMap::len)
         + 2 * tool.options.len();
     let mut raws: Vec<Raw<'a>> = Vec::with_capacity(capacity);
-    // The catalogue's labels are borrowed for the evaluation, not copied for every value.
-    let push =
-        |raws: &mut Vec<Raw<'a>>, key: &'a str, layer, source: &'static str, text: String| {
-            raws.push(Raw::new(key, layer, source, text))
-        };
+    // The catalogue's labels and values are borrowed for the evaluation, not copied for every
+    // value.
+    let push = |raws: &mut Vec<Raw<'a>>, key: &'a str, layer, source: &'static str, text: Value| {
+        raws.push(Raw::new(key, layer, source, text))
+    };
     // Values an option contributes carry the option's condition.
     let push_option = |raws: &mut Vec<Raw<'a>>,
                        option: &'static ToolOption,
                        layer,
                        source: &'static str,
-                       text: String| {
+                       text: Value| {
         raws.push(Raw {
             only_when: option.only_when.as_ref(),
             ..Raw::new(&option.key, layer, source, text)
@@ -118,7 +118,13 @@ pub(crate) fn collect<'a>(
     if let Some(defaults) = tool.tool_defaults.get(&role) {
         let label = tool.default_label();
         for (key, value) in defaults {
-            push(&mut raws, key, Layer::ToolDefaults, label, value.clone());
+            push(
+                &mut raws,
+                key,
+                Layer::ToolDefaults,
+                label,
+                catalogue_value(value),
+            );
         }
     }
     for option in tool.options_for(role) {
@@ -133,7 +139,7 @@ pub(crate) fn collect<'a>(
                 option,
                 Layer::ToolDefaults,
                 option.default_label(),
-                default.clone(),
+                catalogue_value(default),
             );
         }
     }
@@ -162,7 +168,7 @@ pub(crate) fn collect<'a>(
             option,
             Layer::Args,
             option.args_label(),
-            text.clone(),
+            Value::from(text.as_str()),
         );
     }
 
@@ -210,7 +216,7 @@ pub(crate) fn collect<'a>(
             option,
             Layer::Args,
             option.args_label(),
-            text.clone(),
+            Value::from(text.as_str()),
         );
     }
 
@@ -224,7 +230,7 @@ pub(crate) fn collect<'a>(
                     key,
                     Layer::ForcedByTool,
                     tool.forced_label(),
-                    value.clone(),
+                    catalogue_value(value),
                 );
             }
         }
@@ -235,8 +241,8 @@ pub(crate) fn collect<'a>(
             let given = arg_values
                 .iter()
                 .find(|(o, _)| o.name == option.name)
-                .map(|(_, t)| t.clone());
-            if let Some(text) = given.or_else(|| option.default.clone()) {
+                .map(|(_, t)| Value::from(t.as_str()));
+            if let Some(text) = given.or_else(|| option.default.as_ref().map(catalogue_value)) {
                 let source = option.forced_label();
                 push_option(&mut raws, option, Layer::ForcedByTool, source, text);
             }
@@ -261,6 +267,11 @@ pub(crate) fn collect<'a>(
     let mut keep = holds.into_iter();
     raws.retain(|_| keep.next().unwrap_or(true));
     raws
+}
+
+/// A value of the catalogue (read once per process), borrowed instead of copied.
+fn catalogue_value(text: &'static String) -> Value {
+    Value::Plain(Cow::Borrowed(text))
 }
 
 /// Layer 1 (`defaults`) or 6 (`enforced`) of every applied GlobalClientDefaults, in order.
@@ -366,7 +377,7 @@ pub(crate) fn resolve(
             chain.push(Contribution::new(
                 Layer::KafkaDefaults,
                 "Kafka default",
-                default.clone(),
+                catalogue_value(default),
             ));
         }
         keys.push((key, Provenance { chain, def }));

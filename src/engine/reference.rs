@@ -185,7 +185,7 @@ pub fn resolve(
     mode: Mode,
 ) -> Result<Value, ReferenceError> {
     if !text.contains("${") {
-        return Ok(Value::Plain(text.to_string()));
+        return Ok(Value::from(text));
     }
     let mut out = TextBuilder::default();
     substitute(text, bindings, providers, mode, &mut out).map_err(|f| f.in_plain(text))?;
@@ -328,13 +328,13 @@ mod tests {
     use crate::engine::taint::{SecretOrigin, SecretSource, SecretText};
 
     fn literal(v: &str) -> Value {
-        Value::Plain(v.to_string())
+        Value::from(v)
     }
 
     /// The text of a result, whatever its kind (tests only).
     fn text_of(value: Value) -> String {
         match value {
-            Value::Plain(text) => text,
+            Value::Plain(text) => text.into_owned(),
             Value::Secret(secret) => secret.expose_for_secret_output().to_string(),
         }
     }

@@ -101,7 +101,7 @@ pub fn render(
                     continue;
                 }
                 let value = match &contribution.value {
-                    Value::Plain(text) => Cow::Borrowed(text.as_str()),
+                    Value::Plain(text) => Cow::Borrowed(text.as_ref()),
                     Value::Secret(secret) if deferred => {
                         let written = secret.deferred(&mount_path, key);
                         uses_dir |= written.uses_dir;

@@ -301,7 +301,7 @@ fn file_entries(
             },
             None => FileEntry {
                 key: Key::new(entry.key),
-                value: Value::Plain(entry.value),
+                value: Value::from(entry.value),
                 line: entry.line,
             },
         })
@@ -319,12 +319,12 @@ pub fn bindings(
     for (name, value) in &spec.system_properties {
         bindings
             .system_properties
-            .insert(name.clone(), Value::Plain(value.clone()));
+            .insert(name.clone(), Value::from(value.as_str()));
     }
     for (index, env) in spec.env.iter().enumerate() {
         let field = format!("spec.env[{index}]");
         let binding = match (&env.value, &env.value_from) {
-            (Some(value), None) => Value::Plain(value.clone()),
+            (Some(value), None) => Value::from(value.as_str()),
             (None, Some(from)) => {
                 let (kind, key_ref, field) = match (&from.config_map_key_ref, &from.secret_key_ref)
                 {
@@ -367,7 +367,7 @@ pub fn bindings(
                             }
                         };
                         match kind {
-                            SourceKind::ConfigMap => Value::Plain(value),
+                            SourceKind::ConfigMap => Value::from(value),
                             SourceKind::Secret => Value::Secret(SecretText::from_key(
                                 value,
                                 SecretSource::new(namespace, &key_ref.name, &key_ref.key),

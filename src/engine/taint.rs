@@ -261,9 +261,11 @@ pub struct DeferredText {
 
 /// A value as the engine carries it: text a person wrote (or a default), or text derived from a
 /// Secret. Its `Debug` prints no content of either (a plain value may be a password too).
+/// Plain text is borrowed when it is the catalogue's (a tool's or Kafka's defaults, which every
+/// evaluation puts into its chains), owned otherwise.
 #[derive(Clone, PartialEq, Eq)]
 pub enum Value {
-    Plain(String),
+    Plain(Cow<'static, str>),
     Secret(SecretText),
 }
 
@@ -334,19 +336,19 @@ impl Value {
 
 impl Default for Value {
     fn default() -> Self {
-        Value::Plain(String::new())
+        Value::Plain(Cow::Borrowed(""))
     }
 }
 
 impl From<String> for Value {
     fn from(text: String) -> Self {
-        Value::Plain(text)
+        Value::Plain(Cow::Owned(text))
     }
 }
 
 impl From<&str> for Value {
     fn from(text: &str) -> Self {
-        Value::Plain(text.to_string())
+        Value::Plain(Cow::Owned(text.to_string()))
     }
 }
 
@@ -406,7 +408,7 @@ impl TextBuilder {
     pub fn finish(mut self) -> Value {
         let text = std::mem::take(&mut self.text);
         if self.parts.is_empty() {
-            Value::Plain(text)
+            Value::Plain(Cow::Owned(text))
         } else {
             Value::Secret(SecretText {
                 text,
