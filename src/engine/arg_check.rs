@@ -304,7 +304,7 @@ fn table_release(table: &OptionTable) -> String {
 
 /// The rendered command line, parsed as the tool parses it, including the checks its parser
 /// makes after the last argument (required options, exclusive groups).
-pub fn check_rendered(tool: &Tool, table: &OptionTable, args: &[String]) -> Result<(), Problem> {
+pub fn check_rendered(tool: &Tool, table: &OptionTable, args: &[&str]) -> Result<(), Problem> {
     tool_cli::parse(table, args)
         .and_then(|parsed| tool_cli::check_complete(table, &parsed))
         .map_err(|error| {

@@ -167,7 +167,7 @@ pub fn evaluate(req: &Request<'_>) -> Evaluation {
                 // Parse what was built: the tool must read exactly these arguments.
                 let built = rendered.files.get(render::TOOL_ARGS_KEY);
                 let refused = table.zip(built).and_then(|(table, text)| {
-                    let args: Vec<String> = text.lines().map(str::to_string).collect();
+                    let args: Vec<&str> = text.lines().collect();
                     arg_check::check_rendered(tool, table, &args).err()
                 });
                 match refused {

@@ -44,7 +44,7 @@ pub fn is_password(def: Option<&ConfigKey>, key: &str) -> bool {
 /// such a value defers its secret to Kafka and is safe to write to a ConfigMap.
 pub fn has_provider_reference(value: &str, providers: &BTreeSet<String>) -> bool {
     let mut rest = value;
-    while let Some(start) = rest.find("${") {
+    while let Some(start) = crate::engine::reference::find_reference_start(rest) {
         let body = &rest[start + 2..];
         if let Some((name, _)) = body.split_once(':')
             && providers.contains(name)

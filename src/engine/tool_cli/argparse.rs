@@ -42,14 +42,18 @@ fn arity(nargs: Option<&str>) -> (i64, i64) {
     }
 }
 
-struct Parser<'a> {
-    argv: &'a [String],
+struct Parser<'a, S> {
+    argv: &'a [S],
     next: usize,
     separator_seen: bool,
     parsed: ParsedArgs,
 }
 
-impl Parser<'_> {
+impl<'a, S: AsRef<str>> Parser<'a, S> {
+    fn word(&self, at: usize) -> Option<&'a str> {
+        self.argv.get(at).map(AsRef::as_ref)
+    }
+
     fn flag_found(&self, term: &str) -> bool {
         if self.separator_seen {
             return false;
@@ -123,10 +127,10 @@ impl Parser<'_> {
         if min == -1 || (min == 0 && max == 1) {
             let value = match embedded {
                 Some(v) => Some(v.to_string()),
-                None => match self.argv.get(self.next) {
+                None => match self.word(self.next) {
                     Some(next) if !self.flag_found(next) => {
                         self.next += 1;
-                        Some(next.clone())
+                        Some(next.to_string())
                     }
                     _ => None,
                 },
@@ -146,7 +150,7 @@ impl Parser<'_> {
             Some(v) => values.push(self.value(option, v)?),
             None => {
                 while (values.len() as i64) < max {
-                    let Some(next) = self.argv.get(self.next) else {
+                    let Some(next) = self.word(self.next) else {
                         break;
                     };
                     if self.flag_found(next) {
@@ -204,7 +208,7 @@ impl Parser<'_> {
         let mut positionals: Vec<String> = Vec::new();
         let mut positional_index = 0;
         let mut consumed_by_current = 0i64;
-        while let Some(term) = self.argv.get(self.next).cloned() {
+        while let Some(term) = self.word(self.next).map(str::to_string) {
             if self.flag_found(&term) && term != "--" {
                 let (flag, embedded) = match term.split_once('=') {
                     Some((f, v)) => (f.to_string(), Some(v.to_string())),
@@ -232,13 +236,13 @@ impl Parser<'_> {
                     continue;
                 }
                 while consumed_by_current < max {
-                    let Some(next) = self.argv.get(self.next) else {
+                    let Some(next) = self.word(self.next) else {
                         break;
                     };
                     if self.flag_found(next) {
                         break;
                     }
-                    positionals.push(next.clone());
+                    positionals.push(next.to_string());
                     consumed_by_current += 1;
                     self.next += 1;
                 }
@@ -350,7 +354,10 @@ fn concatenated_shorts(scope: &Scope, term: &str) -> bool {
     true
 }
 
-pub(super) fn parse(table: &OptionTable, argv: &[String]) -> Result<ParsedArgs, ArgError> {
+pub(super) fn parse<S: AsRef<str>>(
+    table: &OptionTable,
+    argv: &[S],
+) -> Result<ParsedArgs, ArgError> {
     let mut parser = Parser {
         argv,
         next: 0,

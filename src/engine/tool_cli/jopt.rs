@@ -72,15 +72,19 @@ fn values(option: &ToolOption, value: &str) -> Vec<String> {
     }
 }
 
-struct State<'a> {
-    argv: &'a [String],
+struct State<'a, S> {
+    argv: &'a [S],
     next: usize,
     more_options: bool,
     posixly_correct: bool,
     parsed: ParsedArgs,
 }
 
-impl State<'_> {
+impl<'a, S: AsRef<str>> State<'a, S> {
+    fn word(&self, at: usize) -> Option<&'a str> {
+        self.argv.get(at).map(AsRef::as_ref)
+    }
+
     /// `AbstractOptionSpec.handleOption` for every kind of option.
     fn handle(
         &mut self,
@@ -100,7 +104,7 @@ impl State<'_> {
             }
             (_, Some(value)) => occurrence.values = values(option, value),
             (Argument::Required, None) => {
-                let Some(value) = self.argv.get(self.next) else {
+                let Some(value) = self.word(self.next) else {
                     return Err(ArgError::MissingValue {
                         option: option.name().to_string(),
                     });
@@ -109,7 +113,7 @@ impl State<'_> {
                 occurrence.values = values(option, value);
             }
             (Argument::Optional, None) => {
-                if let Some(next) = self.argv.get(self.next) {
+                if let Some(next) = self.word(self.next) {
                     let looks_like_option = is_short_token(next) || is_long_token(next);
                     let convertible = converts(option.value_type.as_deref(), next);
                     if !looks_like_option && convertible {
@@ -131,7 +135,10 @@ impl State<'_> {
     }
 }
 
-pub(super) fn parse(table: &OptionTable, argv: &[String]) -> Result<ParsedArgs, ArgError> {
+pub(super) fn parse<S: AsRef<str>>(
+    table: &OptionTable,
+    argv: &[S],
+) -> Result<ParsedArgs, ArgError> {
     let scope = &table.scope;
     let abbreviations = table.abbreviations;
     let mut state = State {
@@ -141,10 +148,10 @@ pub(super) fn parse(table: &OptionTable, argv: &[String]) -> Result<ParsedArgs, 
         posixly_correct: table.posixly_correct,
         parsed: ParsedArgs::default(),
     };
-    while let Some(arg) = argv.get(state.next) {
+    while let Some(arg) = argv.get(state.next).map(AsRef::as_ref) {
         state.next += 1;
         if !state.more_options {
-            state.parsed.positionals.push(arg.clone());
+            state.parsed.positionals.push(arg.to_string());
             continue;
         }
         if arg == "--" {
@@ -193,7 +200,7 @@ pub(super) fn parse(table: &OptionTable, argv: &[String]) -> Result<ParsedArgs, 
             if state.posixly_correct {
                 state.more_options = false;
             }
-            state.parsed.positionals.push(arg.clone());
+            state.parsed.positionals.push(arg.to_string());
         }
     }
     Ok(state.parsed)

@@ -85,8 +85,9 @@ impl ParsedArgs {
     }
 }
 
-/// Parses `argv` (without the program name) with the tool's grammar.
-pub fn parse(table: &OptionTable, argv: &[String]) -> Result<ParsedArgs, ArgError> {
+/// Parses `argv` (without the program name) with the tool's grammar. Words are any text
+/// (`String`s of the spec, or the lines of the built `tool.args` as they lie in it).
+pub fn parse<S: AsRef<str>>(table: &OptionTable, argv: &[S]) -> Result<ParsedArgs, ArgError> {
     match table.parser {
         ParserKind::JoptSimple => jopt::parse(table, argv),
         ParserKind::Argparse4j => argparse::parse(table, argv),
@@ -116,7 +117,7 @@ pub fn check_complete(table: &OptionTable, parsed: &ParsedArgs) -> Result<(), Ar
 }
 
 /// A tool without a parser: every argument is positional; the count must fit.
-fn positional_only(scope: &Scope, argv: &[String]) -> Result<ParsedArgs, ArgError> {
+fn positional_only<S: AsRef<str>>(scope: &Scope, argv: &[S]) -> Result<ParsedArgs, ArgError> {
     let min = scope.positionals.iter().filter(|p| p.nargs == "1").count();
     let max = scope.positionals.len();
     if argv.len() < min {
@@ -124,11 +125,11 @@ fn positional_only(scope: &Scope, argv: &[String]) -> Result<ParsedArgs, ArgErro
     }
     if argv.len() > max {
         return Err(ArgError::UnexpectedPositional {
-            given: argv[max].clone(),
+            given: argv[max].as_ref().to_string(),
         });
     }
     Ok(ParsedArgs {
-        positionals: argv.to_vec(),
+        positionals: argv.iter().map(|w| w.as_ref().to_string()).collect(),
         ..ParsedArgs::default()
     })
 }
