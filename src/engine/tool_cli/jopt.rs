@@ -60,6 +60,15 @@ fn is_short_token(arg: &str) -> bool {
 /// (`StringTokenizer`: empty pieces dropped; nothing left → the value as it is).
 fn values(option: &ToolOption, value: &str) -> Vec<String> {
     let separator = option.value_separator.as_deref().unwrap_or("\0");
+    // Without a separator in it the value is one piece (the split below would say so too, at
+    // a look-up in `separator` per char of the value): most values, on every evaluation.
+    let one_piece = match separator.as_bytes() {
+        [byte] => !value.as_bytes().contains(byte),
+        _ => !value.contains(|c| separator.contains(c)),
+    };
+    if one_piece {
+        return vec![value.to_string()];
+    }
     let pieces: Vec<String> = value
         .split(|c| separator.contains(c))
         .filter(|p| !p.is_empty())
