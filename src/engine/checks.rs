@@ -199,11 +199,11 @@ pub(crate) fn shadowed(role: Role, view: &RoleView) -> Vec<Shadowed> {
         .filter_map(|(key, p)| {
             let mut chain = p.chain.iter().filter(|c| c.layer != Layer::KafkaDefaults);
             let winner = chain.next()?;
-            let over: Vec<String> = chain.map(Contribution::shadow_label).collect();
+            let over: Vec<_> = chain.map(Contribution::shadow_label).collect();
             (!over.is_empty()).then(|| Shadowed {
                 key: key.shown().into_owned(),
                 role,
-                winner: winner.layer.as_str().to_string(),
+                winner: winner.layer.as_str(),
                 over,
             })
         })

@@ -196,12 +196,12 @@ impl Contribution {
 
     /// How the contribution is named in `status.shadowed`: the source for files (so the line is
     /// visible), else the layer.
-    pub fn shadow_label(&self) -> String {
+    pub fn shadow_label(&self) -> Cow<'static, str> {
         match self.layer {
             Layer::ConfigFiles | Layer::ClusterDefaults | Layer::Enforced => {
-                self.source.text().into_owned()
+                Cow::Owned(self.source.text().into_owned())
             }
-            _ => self.layer.as_str().to_string(),
+            _ => Cow::Borrowed(self.layer.as_str()),
         }
     }
 }

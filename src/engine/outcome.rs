@@ -1,6 +1,7 @@
 //! What an evaluation reports: problems (which decide the conditions), warnings and shadowing.
 //! Reasons are public API (they appear in status conditions): CamelCase and stable.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::Serialize;
@@ -133,6 +134,10 @@ pub struct Warning {
 pub struct Shadowed {
     pub key: String,
     pub role: Role,
-    pub winner: String,
-    pub over: Vec<String>,
+    /// The winner's layer.
+    pub winner: &'static str,
+    /// [`Contribution::shadow_label`]s: a layer's name is borrowed, a file line's source written.
+    ///
+    /// [`Contribution::shadow_label`]: crate::engine::layers::Contribution::shadow_label
+    pub over: Vec<Cow<'static, str>>,
 }
