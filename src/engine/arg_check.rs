@@ -108,19 +108,20 @@ fn user_argv(tool: &Tool, spec: &ToolConfigSpec) -> (Vec<String>, Vec<String>) {
         {
             continue;
         }
-        let field = format!("spec.args.{name}");
+        // Joined, not formatted (the user's arguments are read on every evaluation).
+        let field = ["spec.args.", name].concat();
         match value {
             Scalar::Bool(false) => continue,
             Scalar::Bool(true) => {}
             other => {
-                argv.push(format!("--{name}"));
+                argv.push(["--", name].concat());
                 fields.push(field.clone());
                 argv.push(other.to_text());
                 fields.push(field);
                 continue;
             }
         }
-        argv.push(format!("--{name}"));
+        argv.push(["--", name].concat());
         fields.push(field);
     }
     for (index, word) in extra {
@@ -213,7 +214,7 @@ pub fn check_user_args(
         let exact = option
             .names
             .iter()
-            .any(|n| written == format!("--{n}") || written == n.as_str());
+            .any(|n| written.strip_prefix("--") == Some(n.as_str()) || written == n.as_str());
         if !exact {
             refuse(format!(
                 "{} is an abbreviation of --{name}: write the option in full, so that explain and {} read the same option",
@@ -224,7 +225,9 @@ pub fn check_user_args(
         // An option that sets a client property is given once, through spec.args (or the key),
         // where the precedence and explain see it.
         let sets_key = tool.option(name).is_some();
-        if sets_key && (field.starts_with("spec.extraArgs") || written != format!("--{name}")) {
+        if sets_key
+            && (field.starts_with("spec.extraArgs") || written.strip_prefix("--") != Some(name))
+        {
             let key = tool.option(name).map_or("", |o| o.key.as_str());
             refuse(format!(
                 "--{name} sets {key}: give it as spec.args.{name} (or set {key}), not here"

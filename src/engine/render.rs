@@ -45,7 +45,7 @@ pub fn file_layout(tool: &Tool, roles: &[Role]) -> Vec<(String, Vec<Role>)> {
         .map(|role| {
             let name = match role {
                 Role::MirrorMaker => "mm2.properties".to_string(),
-                other => format!("{other}.properties"),
+                other => [other.as_str(), ".properties"].concat(),
             };
             (name, vec![*role])
         })
@@ -169,7 +169,7 @@ pub fn render(
                 properties::store(content.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             }
         };
-        paths.push(format!("{mount_path}/{file_name}"));
+        paths.push([&mount_path, "/", &file_name].concat());
         files.insert(file_name, text);
     }
 
@@ -177,10 +177,12 @@ pub fn render(
         let version = req
             .spec
             .kafka_version
-            .clone()
-            .unwrap_or_else(|| ConfigCatalogue::get().kafka_version.clone());
-        let built = args::build(tool, views, plain, &paths, &version, warnings);
-        let mut text = String::new();
+            .as_deref()
+            .unwrap_or(&ConfigCatalogue::get().kafka_version);
+        let built = args::build(tool, views, plain, &paths, version, warnings);
+        // Sized for the words as they are (a redacted one may be longer): written without
+        // regrowing in the common case.
+        let mut text = String::with_capacity(built.iter().map(|arg| arg.value.len() + 1).sum());
         for arg in &built {
             let secret = match &arg.value {
                 Value::Plain(plain) => {
@@ -243,7 +245,7 @@ pub fn render(
         name: output
             .name
             .clone()
-            .unwrap_or_else(|| format!("{}-kafka", req.name)),
+            .unwrap_or_else(|| [req.name, "-kafka"].concat()),
         files,
         hash,
         secret_mounts: mounts.into_iter().collect(),
