@@ -71,7 +71,9 @@ use crate::engine::taint::SecretSource;
 /// A config key: the text, and for a key that is Secret content, where it was read.
 #[derive(Clone)]
 pub struct Key {
-    text: String,
+    /// Borrowed when the key is the catalogue's (a tool's option or default: every evaluation
+    /// puts them into its view).
+    text: Cow<'static, str>,
     /// Boxed: most keys are not Secret content, and for them the origin costs one null pointer.
     read_from_secret: Option<Box<ReadAt>>,
 }
@@ -88,7 +90,15 @@ impl Key {
     /// GlobalClientDefaults, or taken from the catalogue.
     pub fn new(text: impl Into<String>) -> Self {
         Self {
-            text: text.into(),
+            text: Cow::Owned(text.into()),
+            read_from_secret: None,
+        }
+    }
+
+    /// A key of the catalogue (read once per process), borrowed instead of copied.
+    pub fn from_catalogue(text: &'static str) -> Self {
+        Self {
+            text: Cow::Borrowed(text),
             read_from_secret: None,
         }
     }
@@ -100,7 +110,7 @@ impl Key {
             return Self::new(text);
         }
         Self {
-            text,
+            text: Cow::Owned(text),
             read_from_secret: Some(Box::new(ReadAt {
                 from: from.clone(),
                 line,
@@ -117,7 +127,7 @@ impl Key {
     /// was read (`[key from Secret team-a/creds key client.properties, line 3]`).
     pub fn shown(&self) -> Cow<'_, str> {
         match &self.read_from_secret {
-            None => Cow::Borrowed(&self.text),
+            None => Cow::Borrowed(self.text.as_ref()),
             Some(at) => Cow::Owned(format!("[key from {}, line {}]", at.from, at.line)),
         }
     }
@@ -211,8 +221,11 @@ impl fmt::Debug for Key {
 
 impl Drop for Key {
     fn drop(&mut self) {
-        if self.read_from_secret.is_some() {
-            self.text.zeroize();
+        // A key read from a Secret is always owned (`from_secret_file`).
+        if self.read_from_secret.is_some()
+            && let Cow::Owned(text) = &mut self.text
+        {
+            text.zeroize();
         }
     }
 }

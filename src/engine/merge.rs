@@ -34,10 +34,12 @@ pub(crate) struct Raw<'a> {
     only_when: Option<&'a OnlyWhen>,
 }
 
-/// A raw value's key: the text of a spec, catalogue or file key, or the key of a file entry
-/// given away by the file's last reader (so the merged view keeps it instead of a copy).
+/// A raw value's key: the text of a spec or file key, a key of the catalogue (which a merged
+/// view borrows), or the key of a file entry given away by the file's last reader (so the
+/// merged view keeps it instead of a copy).
 enum RawKey<'a> {
     Text(&'a str),
+    Catalogue(&'static str),
     Owned(Key),
 }
 
@@ -98,9 +100,13 @@ pub(crate) fn collect<'a>(
     let mut raws: Vec<Raw<'a>> = Vec::with_capacity(capacity);
     // The catalogue's labels and values are borrowed for the evaluation, not copied for every
     // value.
-    let push = |raws: &mut Vec<Raw<'a>>, key: &'a str, layer, source: &'static str, text: Value| {
-        raws.push(Raw::new(key, layer, source, text))
-    };
+    let push =
+        |raws: &mut Vec<Raw<'a>>, key: &'static str, layer, source: &'static str, text: Value| {
+            raws.push(Raw {
+                key: RawKey::Catalogue(key),
+                ..Raw::new("", layer, source, text)
+            })
+        };
     // Values an option contributes carry the option's condition.
     let push_option = |raws: &mut Vec<Raw<'a>>,
                        option: &'static ToolOption,
@@ -108,8 +114,9 @@ pub(crate) fn collect<'a>(
                        source: &'static str,
                        text: Value| {
         raws.push(Raw {
+            key: RawKey::Catalogue(&option.key),
             only_when: option.only_when.as_ref(),
-            ..Raw::new(&option.key, layer, source, text)
+            ..Raw::new("", layer, source, text)
         })
     };
 
@@ -393,7 +400,7 @@ pub(crate) fn resolve(
 impl Raw<'_> {
     fn key(&self) -> &str {
         match &self.key {
-            RawKey::Text(text) => text,
+            RawKey::Text(text) | RawKey::Catalogue(text) => text,
             RawKey::Owned(key) => key.borrow(),
         }
     }
@@ -423,11 +430,18 @@ fn merged_key(raws: &mut [Raw<'_>], positions: &[usize]) -> Key {
             .find(|&&at| matches!(raws[at].key, RawKey::Owned(_)))
     };
     let Some(&at) = from_secret.or_else(from_file) else {
-        return Key::new(positions.first().map_or("", |&at| raws[at].key()));
+        let catalogue = positions.iter().find_map(|&at| match raws[at].key {
+            RawKey::Catalogue(text) => Some(text),
+            _ => None,
+        });
+        return match catalogue {
+            Some(text) => Key::from_catalogue(text),
+            None => Key::new(positions.first().map_or("", |&at| raws[at].key())),
+        };
     };
     match &mut raws[at].key {
         RawKey::Owned(key) => std::mem::replace(key, Key::new(String::new())),
-        RawKey::Text(_) => raws[at]
+        RawKey::Text(_) | RawKey::Catalogue(_) => raws[at]
             .secret_key()
             .cloned()
             .unwrap_or_else(|| Key::new(raws[at].key())),
