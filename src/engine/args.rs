@@ -5,6 +5,7 @@
 //! required options are passed too, derived from the merged keys, because today's tools check
 //! only their command line (KIP-1137).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::bootstrap;
@@ -230,19 +231,19 @@ pub fn resolve_plain(
 }
 
 /// The config-file option spelling for the Kafka release the tool runs with (KIP-1147).
-fn config_file_option(tool: &Tool, kafka_version: &str) -> Option<String> {
+fn config_file_option<'t>(tool: &'t Tool, kafka_version: &str) -> Option<&'t str> {
     let option = tool.config_file.as_ref()?;
     let since = &ToolCatalogue::get().command_config_since;
     match &option.legacy {
-        Some(legacy) if !version_at_least(kafka_version, since) => Some(legacy.clone()),
-        _ => Some(option.option.clone()),
+        Some(legacy) if !version_at_least(kafka_version, since) => Some(legacy),
+        _ => Some(&option.option),
     }
 }
 
 /// Builds `tool.args`; `file_paths` are the mounted paths of the rendered files. A word that holds
 /// Secret data stays Secret data: the caller decides whether it may be written.
 pub fn build(
-    tool: &Tool,
+    tool: &'static Tool,
     views: &BTreeMap<Role, RoleView>,
     plain: &PlainArgs,
     file_paths: &[String],
@@ -250,25 +251,29 @@ pub fn build(
     warnings: &mut Vec<Warning>,
 ) -> Vec<Arg> {
     let mut args: Vec<Arg> = Vec::new();
-    let word = |text: String| Arg {
-        argument: String::new(),
-        value: Value::from(text),
+    let word = |value: Value| Arg {
+        argument: Cow::Borrowed(""),
+        value,
     };
     let mut extra = plain.extra.iter();
     if tool.subcommand_first
         && let Some((field, subcommand)) = extra.next()
     {
         args.push(Arg {
-            argument: field.clone(),
+            argument: Cow::Owned(field.clone()),
             value: subcommand.clone(),
         });
     }
     if tool.positional_config_file {
-        args.extend(file_paths.iter().cloned().map(word));
+        args.extend(
+            file_paths
+                .iter()
+                .map(|path| word(Value::from(path.as_str()))),
+        );
     } else if let Some(option) = config_file_option(tool, kafka_version) {
         for path in file_paths {
-            args.push(word(["--", &option].concat()));
-            args.push(word(path.clone()));
+            args.push(word(Value::from(["--", option].concat())));
+            args.push(word(Value::from(path.as_str())));
         }
     }
 
@@ -332,12 +337,12 @@ pub fn build(
             });
             continue;
         }
-        // Joined, not formatted: the formatter cost more than the rest of building a word.
-        let argument = ["--", &option.name].concat();
+        // Written once when the catalogue is read, borrowed for every evaluation.
+        let argument = option.dashed();
         match &option.flag {
             Some(flag_value) => {
                 if value.value.is(flag_value) {
-                    args.push(word(argument));
+                    args.push(word(Value::Plain(Cow::Borrowed(argument))));
                 } else if !option.default.as_deref().is_some_and(|d| value.value.is(d)) {
                     warnings.push(Warning {
                         key: option.key.clone(),
@@ -356,9 +361,9 @@ pub fn build(
                 }
             }
             None => {
-                args.push(word(argument.clone()));
+                args.push(word(Value::Plain(Cow::Borrowed(argument))));
                 args.push(Arg {
-                    argument,
+                    argument: Cow::Borrowed(argument),
                     value: value.value.clone(),
                 });
             }
@@ -372,16 +377,16 @@ pub fn build(
     // Arguments that are not client properties, as given (references resolved).
     for (name, value) in &plain.options {
         let argument = ["--", name].concat();
-        args.push(word(argument.clone()));
+        args.push(word(Value::from(argument.as_str())));
         if let Some(value) = value {
             args.push(Arg {
-                argument,
+                argument: Cow::Owned(argument),
                 value: value.clone(),
             });
         }
     }
     args.extend(extra.map(|(field, value)| Arg {
-        argument: field.clone(),
+        argument: Cow::Owned(field.clone()),
         value: value.clone(),
     }));
     args

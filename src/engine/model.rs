@@ -2,6 +2,7 @@
 //! [`Evaluation`]. The pipeline (`evaluate`) and the steps it calls (validation, arguments,
 //! rendering) all read these types.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
@@ -142,8 +143,8 @@ pub struct PlainArgs {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Arg {
     /// How a message names the argument the word belongs to: `--bootstrap-server`,
-    /// `spec.extraArgs[2]`.
-    pub argument: String,
+    /// `spec.extraArgs[2]` (borrowed from the catalogue for a tool's own options).
+    pub argument: Cow<'static, str>,
     pub value: Value,
 }
 

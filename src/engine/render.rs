@@ -54,7 +54,7 @@ pub fn file_layout(tool: &Tool, roles: &[Role]) -> Vec<(String, Vec<Role>)> {
 
 pub fn render(
     req: &Request<'_>,
-    tool: &Tool,
+    tool: &'static Tool,
     views: &BTreeMap<Role, RoleView>,
     plain: &PlainArgs,
     warnings: &mut Vec<Warning>,
@@ -63,7 +63,7 @@ pub fn render(
     let deferred = output.secrets() == SecretsMode::Deferred;
     // Secret data goes into the files only when they are bound for a Secret.
     let to_secret = output.kind() == OutputKind::Secret && !deferred;
-    let mount_path = output.mount_path().to_string();
+    let mount_path = output.mount_path();
     let roles: Vec<Role> = views.keys().copied().collect();
     let mut problems = Vec::new();
     let mut files: BTreeMap<String, String> = BTreeMap::new();
@@ -103,7 +103,7 @@ pub fn render(
                 let value = match &contribution.value {
                     Value::Plain(text) => Cow::Borrowed(text.as_ref()),
                     Value::Secret(secret) if deferred => {
-                        let written = secret.deferred(&mount_path, key);
+                        let written = secret.deferred(mount_path, key);
                         uses_dir |= written.uses_dir;
                         uses_file |= written.uses_file;
                         for from in written.sources {
@@ -169,7 +169,7 @@ pub fn render(
                 properties::store(content.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             }
         };
-        paths.push([&mount_path, "/", &file_name].concat());
+        paths.push([mount_path, "/", &file_name].concat());
         files.insert(file_name, text);
     }
 

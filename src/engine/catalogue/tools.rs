@@ -54,9 +54,11 @@ pub struct ToolOption {
     labels: OptionLabels,
 }
 
-/// [`ToolOption::default_label`], [`ToolOption::args_label`], [`ToolOption::forced_label`].
+/// [`ToolOption::dashed`], [`ToolOption::default_label`], [`ToolOption::args_label`],
+/// [`ToolOption::forced_label`].
 #[derive(Debug, Clone, Default)]
 struct OptionLabels {
+    dashed: String,
     default: String,
     args: String,
     forced: String,
@@ -87,6 +89,11 @@ impl ToolOption {
 
     pub fn is_flag(&self) -> bool {
         self.flag.is_some()
+    }
+
+    /// `--NAME`: how the option is written in `tool.args`.
+    pub fn dashed(&self) -> &str {
+        &self.labels.dashed
     }
 
     /// `--NAME default`: the source of the option's default.
@@ -209,6 +216,7 @@ impl ToolCatalogue {
                 ];
                 for option in &mut tool.options {
                     option.labels = OptionLabels {
+                        dashed: ["--", &option.name].concat(),
                         default: ["--", &option.name, " default"].concat(),
                         args: ["args.", &option.name].concat(),
                         forced: ["--", &option.name, " (forced by ", &tool.name, ")"].concat(),
