@@ -83,8 +83,10 @@ fn read(input: &[u8], encoding: Encoding) -> Result<Vec<Entry>, ParseError> {
         line: 1,
     };
     // Grown as lines are read: counting the line ends first to size it cost more than the
-    // growing (a pass over every byte of the file).
-    let mut entries = Vec::new();
+    // growing (a pass over every byte of the file). It starts at 16 entries, not at 4 as an
+    // empty Vec does: the three doublings below that were a fifth of reading a 20-key file
+    // (callgrind), and a smaller file costs only the unused room (under 1 KiB).
+    let mut entries = Vec::with_capacity(16);
     // Continued lines are joined here; a line without continuation is used where it lies.
     let mut joined = Vec::new();
     // The input decoded once when that is only a check (UTF-8, or ASCII read as ISO-8859-1): runs
