@@ -49,17 +49,27 @@ const BUCKETS: usize = 32;
 
 impl Profile {
     pub fn new(text: &str) -> Self {
+        // An ASCII text's chars are its bytes: read without decoding UTF-8 (Kafka's keys are
+        // ASCII, and every unknown key's profile is built on every evaluation).
+        if text.is_ascii() {
+            Self::of_chars(text.bytes().map(usize::from))
+        } else {
+            Self::of_chars(text.chars().map(|c| c as usize))
+        }
+    }
+
+    #[inline(always)]
+    fn of_chars(chars: impl Iterator<Item = usize>) -> Self {
         let mut len = 0;
         let mut counts = [0u8; BUCKETS];
         let mut pairs = [0u8; BUCKETS];
-        let mut previous: Option<char> = None;
-        for c in text.chars() {
+        let mut previous: Option<usize> = None;
+        for c in chars {
             len += 1;
-            let bucket = &mut counts[c as usize % BUCKETS];
+            let bucket = &mut counts[c % BUCKETS];
             *bucket = bucket.saturating_add(1);
             if let Some(p) = previous {
-                let bucket =
-                    &mut pairs[(p as usize).wrapping_mul(31).wrapping_add(c as usize) % BUCKETS];
+                let bucket = &mut pairs[p.wrapping_mul(31).wrapping_add(c) % BUCKETS];
                 *bucket = bucket.saturating_add(1);
             }
             previous = Some(c);
