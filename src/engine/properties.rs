@@ -235,19 +235,25 @@ fn split_key_value(line: &[u8]) -> (usize, usize) {
     let mut key_len = 0;
     let mut value_start = limit;
     let mut has_sep = false;
-    let mut preceding_backslash = false;
+    // The key ends at the first `=`, `:` or blank that no backslash escapes: searched for with
+    // the backslashes, and a backslash skips the char after it (most keys have none).
     while key_len < limit {
-        let c = line[key_len];
-        if (c == b'=' || c == b':') && !preceding_backslash {
-            value_start = key_len + 1;
-            has_sep = true;
+        let Some(offset) = line[key_len..]
+            .iter()
+            .position(|&c| matches!(c, b'=' | b':' | b'\\') || is_blank(c))
+        else {
+            key_len = limit;
             break;
-        } else if is_blank(c) && !preceding_backslash {
-            value_start = key_len + 1;
-            break;
+        };
+        key_len += offset;
+        match line[key_len] {
+            b'\\' => key_len = (key_len + 2).min(limit),
+            c => {
+                value_start = key_len + 1;
+                has_sep = c == b'=' || c == b':';
+                break;
+            }
         }
-        preceding_backslash = c == b'\\' && !preceding_backslash;
-        key_len += 1;
     }
     // The blanks after the key and at most one `=` or `:` (none more when the key ended at one).
     while value_start < limit {
