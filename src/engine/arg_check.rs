@@ -83,9 +83,20 @@ fn all_options(scope: &Scope) -> Vec<&ToolOption> {
 }
 
 fn find_option<'t>(table: &'t OptionTable, canonical: &str) -> Option<&'t ToolOption> {
-    all_options(&table.scope)
-        .into_iter()
-        .find(|o| o.name() == canonical)
+    // In the order of `all_options`, without collecting them (asked for every option given).
+    fn find_in<'t>(scope: &'t Scope, canonical: &str) -> Option<&'t ToolOption> {
+        scope
+            .options
+            .iter()
+            .find(|o| o.name() == canonical)
+            .or_else(|| {
+                scope
+                    .subcommands
+                    .iter()
+                    .find_map(|sub| find_in(&sub.scope, canonical))
+            })
+    }
+    find_in(&table.scope, canonical)
 }
 
 /// The user's part of the command line, each word with the spec field it came from.

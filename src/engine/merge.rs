@@ -255,24 +255,27 @@ pub(crate) fn collect<'a>(
             }
         }
     }
-    // Drop what a conditional option contributed when its condition does not hold.
-    let holds: Vec<bool> = raws
-        .iter()
-        .map(|raw| {
-            raw.only_when.is_none_or(|condition| {
-                let value = raws
-                    .iter()
-                    .rev()
-                    .find(|r| r.key() == condition.key && r.only_when.is_none());
-                match value {
-                    Some(r) => r.text.inspect(|text| condition.holds(Some(text))),
-                    None => condition.holds(None),
-                }
+    // Drop what a conditional option contributed when its condition does not hold (most
+    // tools have no conditional option: then there is nothing to look at).
+    if raws.iter().any(|raw| raw.only_when.is_some()) {
+        let holds: Vec<bool> = raws
+            .iter()
+            .map(|raw| {
+                raw.only_when.is_none_or(|condition| {
+                    let value = raws
+                        .iter()
+                        .rev()
+                        .find(|r| r.key() == condition.key && r.only_when.is_none());
+                    match value {
+                        Some(r) => r.text.inspect(|text| condition.holds(Some(text))),
+                        None => condition.holds(None),
+                    }
+                })
             })
-        })
-        .collect();
-    let mut keep = holds.into_iter();
-    raws.retain(|_| keep.next().unwrap_or(true));
+            .collect();
+        let mut keep = holds.into_iter();
+        raws.retain(|_| keep.next().unwrap_or(true));
+    }
     raws
 }
 

@@ -240,22 +240,21 @@ impl ToolCatalogue {
 
 /// Compares dotted release numbers (`4.1.0` < `4.2`); non-numeric parts compare as 0.
 pub fn version_at_least(version: &str, since: &str) -> bool {
-    let parse = |v: &str| -> Vec<u64> {
-        v.split(['.', '-'])
-            .map(|p| p.parse::<u64>().unwrap_or(0))
-            .collect()
-    };
-    let (a, b) = (parse(version), parse(since));
-    for i in 0..a.len().max(b.len()) {
-        let (x, y) = (
-            a.get(i).copied().unwrap_or(0),
-            b.get(i).copied().unwrap_or(0),
-        );
+    // Part by part, the shorter padded with zeros; read as they are compared, not collected
+    // first (every render of a tool with a config-file option asks).
+    fn parse(v: &str) -> impl Iterator<Item = u64> + '_ {
+        v.split(['.', '-']).map(|p| p.parse::<u64>().unwrap_or(0))
+    }
+    let (mut a, mut b) = (parse(version), parse(since));
+    loop {
+        let (x, y) = match (a.next(), b.next()) {
+            (None, None) => return true,
+            (x, y) => (x.unwrap_or(0), y.unwrap_or(0)),
+        };
         if x != y {
             return x > y;
         }
     }
-    true
 }
 
 #[cfg(test)]

@@ -236,7 +236,9 @@ pub(super) fn check_complete(scope: &Scope, parsed: &ParsedArgs) -> Result<(), A
     }
     for option in &scope.options {
         let name = option.name();
-        if !has(name) {
+        // Only an option with availability rules has anything to check (most have none).
+        let rules = !option.available_if.is_empty() || !option.available_unless.is_empty();
+        if !rules || !has(name) {
             continue;
         }
         if !option.available_if.is_empty() && !any(&option.available_if) {
