@@ -25,7 +25,8 @@ pub fn closest_profiled<'a>(input: &str, candidates: &'a [(String, Profile)]) ->
         .get(start..end)
         .unwrap_or_default()
         .iter()
-        .filter(|(_, profile)| target.within(limit, profile))
+        // The window already holds only the lengths within the limit.
+        .filter(|(_, profile)| target.counts_within(limit, profile))
         .map(|(c, _)| (strsim::levenshtein(input, c), c.as_str()))
         .filter(|(distance, _)| *distance <= limit)
         .min()
@@ -101,8 +102,13 @@ impl Profile {
     /// into it (a call per candidate: 10 % more instructions in the search, callgrind).
     #[inline]
     fn within(&self, limit: usize, candidate: &Profile) -> bool {
-        candidate.len.abs_diff(self.len) <= limit
-            && difference(&self.counts, &candidate.counts).div_ceil(2) as usize <= limit
+        candidate.len.abs_diff(self.len) <= limit && self.counts_within(limit, candidate)
+    }
+
+    /// [`Profile::within`] but the length, for candidates already chosen by it.
+    #[inline]
+    fn counts_within(&self, limit: usize, candidate: &Profile) -> bool {
+        difference(&self.counts, &candidate.counts).div_ceil(2) as usize <= limit
             && difference(&self.pairs, &candidate.pairs).div_ceil(4) as usize <= limit
     }
 }
