@@ -249,7 +249,7 @@ pub(crate) fn collect<'a>(
                 .iter()
                 .find(|(o, _)| o.name == option.name)
                 .map(|(_, t)| Value::from(t.as_str()));
-            if let Some(text) = given.or_else(|| option.default.as_ref().map(catalogue_value)) {
+            if let Some(text) = given.or_else(|| option.default.as_deref().map(catalogue_value)) {
                 let source = option.forced_label();
                 push_option(&mut raws, option, Layer::ForcedByTool, source, text);
             }
@@ -280,7 +280,7 @@ pub(crate) fn collect<'a>(
 }
 
 /// A value of the catalogue (read once per process), borrowed instead of copied.
-fn catalogue_value(text: &'static String) -> Value {
+fn catalogue_value(text: &'static str) -> Value {
     Value::Plain(Cow::Borrowed(text))
 }
 

@@ -267,7 +267,7 @@ pub fn build(
         .map(|s| ShadowedKey {
             key: cut(&s.key, QUOTE_BYTES).into_owned(),
             role: s.role,
-            winner: cut(&s.winner, QUOTE_BYTES).into_owned(),
+            winner: cut(s.winner, QUOTE_BYTES).into_owned(),
             over: s
                 .over
                 .iter()
