@@ -292,6 +292,18 @@ pub fn build(
             .find(|g| g.len() > 1 && g.iter().any(|n| n == name))
     };
     for option in &tool.options {
+        // Whether the option is passed at all is asked first: most options are not, and their
+        // merged values need not be looked up.
+        let required_alone = tool
+            .required
+            .iter()
+            .any(|g| g.len() == 1 && g[0] == option.name);
+        let in_group = group_of(&option.name);
+        let needed =
+            option.applied == Applied::AlwaysOverrides || required_alone || in_group.is_some();
+        if !needed || removed.contains(option.key.as_str()) {
+            continue;
+        }
         let feeds = |role: Role| option.feeds(role, tool);
         let Some(value) = merged(&feeds, &option.key) else {
             continue;
@@ -304,16 +316,6 @@ pub fn build(
             if !holds {
                 continue;
             }
-        }
-        let required_alone = tool
-            .required
-            .iter()
-            .any(|g| g.len() == 1 && g[0] == option.name);
-        let in_group = group_of(&option.name);
-        let needed =
-            option.applied == Applied::AlwaysOverrides || required_alone || in_group.is_some();
-        if !needed || removed.contains(option.key.as_str()) {
-            continue;
         }
         if let Some(group) = in_group
             && group.iter().any(|n| emitted.contains(n.as_str()))
