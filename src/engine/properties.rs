@@ -82,10 +82,7 @@ fn read(input: &[u8], encoding: Encoding) -> Result<Vec<Entry>, ParseError> {
         pos: 0,
         line: 1,
     };
-    // Grown as lines are read: counting the line ends first to size it cost more than the
-    // growing (a pass over every byte of the file). It starts at 16 entries, not at 4 as an
-    // empty Vec does: the three doublings below that were a fifth of reading a 20-key file
-    // (callgrind), and a smaller file costs only the unused room (under 1 KiB).
+    // Grown as lines are read, from 16 entries (doubling from 4 was a fifth of reading 20 keys).
     let mut entries = Vec::with_capacity(16);
     // Continued lines are joined here; a line without continuation is used where it lies.
     let mut joined = Vec::new();
@@ -232,11 +229,8 @@ impl LineReader<'_> {
 /// Where the key ends and the value starts in a logical line (`Properties.load0`).
 fn split_key_value(line: &[u8]) -> (usize, usize) {
     let limit = line.len();
-    let mut key_len = 0;
-    let mut value_start = limit;
-    let mut has_sep = false;
-    // The key ends at the first `=`, `:` or blank that no backslash escapes: searched for with
-    // the backslashes, and a backslash skips the char after it (most keys have none).
+    let (mut key_len, mut value_start, mut has_sep) = (0, limit, false);
+    // The key ends at the first `=`, `:` or blank no backslash escapes (one skips the next char).
     while key_len < limit {
         let Some(offset) = line[key_len..]
             .iter()
@@ -249,8 +243,7 @@ fn split_key_value(line: &[u8]) -> (usize, usize) {
         match line[key_len] {
             b'\\' => key_len = (key_len + 2).min(limit),
             c => {
-                value_start = key_len + 1;
-                has_sep = c == b'=' || c == b':';
+                (value_start, has_sep) = (key_len + 1, c == b'=' || c == b':');
                 break;
             }
         }
