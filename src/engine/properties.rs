@@ -110,10 +110,6 @@ fn is_blank(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\x0c')
 }
 
-fn is_line_end(c: u8) -> bool {
-    c == b'\r' || c == b'\n'
-}
-
 /// Where a logical line's text is: in the input, or (when continued) in the joining buffer.
 enum Span {
     Input(std::ops::Range<usize>),
@@ -159,7 +155,7 @@ impl LineReader<'_> {
             if is_blank(c) {
                 continue;
             }
-            if !appended_line_begin && is_line_end(c) {
+            if !appended_line_begin && matches!(c, b'\r' | b'\n') {
                 self.count_line_end(c);
                 continue;
             }
@@ -169,15 +165,13 @@ impl LineReader<'_> {
                 start_line = self.line;
                 if c == b'#' || c == b'!' {
                     // Consume the rest of the comment line, including its terminator.
-                    let end = start + input[start..].iter().position(|&d| is_line_end(d))?;
+                    let end = start + memchr::memchr2(b'\n', b'\r', &input[start..])?;
                     self.pos = end + 1;
                     self.count_line_end(input[end]);
                     continue;
                 }
             }
-            let end = input[start..]
-                .iter()
-                .position(|&d| is_line_end(d))
+            let end = memchr::memchr2(b'\n', b'\r', &input[start..])
                 .map_or(input.len(), |offset| start + offset);
             let segment = &input[start..end];
             let trailing_backslashes = segment.iter().rev().take_while(|&&b| b == b'\\').count();
@@ -288,7 +282,7 @@ fn unescape(
     // Text not yet copied starts at `run`; the next backslash is looked for from `i`.
     let mut run = 0;
     let mut i = 0;
-    while let Some(offset) = segment[i..].iter().position(|&b| b == b'\\') {
+    while let Some(offset) = memchr::memchr(b'\\', &segment[i..]) {
         let at = i + offset;
         let Some(&c) = segment.get(at + 1) else {
             // A backslash that ends the text is kept as it is.
@@ -399,6 +393,17 @@ pub fn store_entry(out: &mut String, key: &str, value: &str) {
     out.push('\n');
 }
 
+/// What `Properties.store` writes as it is: printable ASCII but space (below) and `\\ = : # !`.
+const STORED_AS_IS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = b'!';
+    while b <= b'~' {
+        table[b as usize] = !matches!(b, b'\\' | b'=' | b':' | b'#' | b'!');
+        b += 1;
+    }
+    table
+};
+
 /// `Properties.saveConvert` with `escapeUnicode = true`. Runs of chars written as they are go
 /// out in one piece.
 fn escape_into(out: &mut String, text: &str, is_key: bool) {
@@ -407,14 +412,9 @@ fn escape_into(out: &mut String, text: &str, is_key: bool) {
     let mut at = 0;
     while at < bytes.len() {
         let b = bytes[at];
-        let plain = match b {
-            // A value's leading space is escaped (it would be skipped on reading); later ones
-            // are not.
-            b' ' => at != 0 && !is_key,
-            b'\\' | b'=' | b':' | b'#' | b'!' => false,
-            _ => (b' '..=b'~').contains(&b),
-        };
-        if plain {
+        // A value's leading space is escaped (it would be skipped on reading); later ones are
+        // not.
+        if STORED_AS_IS[usize::from(b)] || (b == b' ' && at != 0 && !is_key) {
             at += 1;
             continue;
         }

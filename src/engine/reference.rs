@@ -164,7 +164,7 @@ impl ReferenceError {
 /// (the two-byte search costs about 130 instructions a value even then, callgrind).
 pub fn find_reference_start(text: &str) -> Option<usize> {
     let mut from = 0;
-    while let Some(offset) = text[from..].find('$') {
+    while let Some(offset) = memchr::memchr(b'$', &text.as_bytes()[from..]) {
         let at = from + offset;
         if text.as_bytes().get(at + 1) == Some(&b'{') {
             return Some(at);
