@@ -355,8 +355,12 @@ pub(crate) fn resolve(
     // Each key's values, lowest layer first: the position of every raw, in order. Sorted
     // stably, by key alone: equal keys keep their positions' order, and the runs already in key
     // order (a file's lines often are, the spec's maps always) are merged instead of re-sorted.
-    let mut order: Vec<usize> = (0..raws.len()).collect();
-    order.sort_by(|&a, &b| raws[a].key().cmp(raws[b].key()));
+    // Each position is sorted next to its key's text, so a comparison reads no raw.
+    let order: Vec<usize> = {
+        let mut keyed: Vec<(&str, usize)> = raws.iter().map(Raw::key).zip(0..).collect();
+        keyed.sort_by_key(|(key, _)| *key);
+        keyed.into_iter().map(|(_, at)| at).collect()
+    };
     let set = ConfigCatalogue::get().set_for(role);
     // Built in key order and collected at the end: a BTreeMap is bulk-built from sorted input
     // without searching the tree for every key.

@@ -8,25 +8,35 @@ pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -
         .into_iter()
         .filter(|c| target.may_be_close(&Profile::new(c)))
         .map(|c| (strsim::levenshtein(input, c), c))
-        .filter(|(distance, _)| *distance <= target.limit())
+        .filter(|(distance, _)| *distance <= limit_for(target.len))
         .min()
         .map(|(_, c)| c)
 }
 
 /// [`closest`] over candidates whose [`Profile`]s were computed once beforehand (a catalogue set
 /// is searched for every unknown key of every config), sorted by [`Profile::char_count`]: only the
-/// candidates whose length is within the limit are looked at.
+/// candidates whose length is within the limit are looked at. The input's pair counts are worked
+/// out only when a candidate passes the char counts: a custom key (an interceptor's setting)
+/// rarely does, and the pairs cost as much as the rest of the search.
 pub fn closest_profiled<'a>(input: &str, candidates: &'a [(String, Profile)]) -> Option<&'a str> {
-    let target = Profile::new(input);
-    let limit = target.limit();
-    let start = candidates.partition_point(|(_, p)| p.len + limit < target.len);
-    let end = candidates.partition_point(|(_, p)| p.len <= target.len + limit);
+    let (len, counts) = char_counts(input);
+    let limit = limit_for(len);
+    let start = candidates.partition_point(|(_, p)| p.len + limit < len);
+    let end = candidates.partition_point(|(_, p)| p.len <= len + limit);
+    let mut pairs = None;
     candidates
         .get(start..end)
         .unwrap_or_default()
         .iter()
         // The window already holds only the lengths within the limit.
-        .filter(|(_, profile)| target.counts_within(limit, profile))
+        .filter(|(_, profile)| {
+            within_counts(limit, &counts, &profile.counts)
+                && within_pairs(
+                    limit,
+                    pairs.get_or_insert_with(|| pair_counts(input)),
+                    &profile.pairs,
+                )
+        })
         .map(|(c, _)| (strsim::levenshtein(input, c), c.as_str()))
         .filter(|(distance, _)| *distance <= limit)
         .min()
@@ -50,42 +60,17 @@ const BUCKETS: usize = 32;
 
 impl Profile {
     pub fn new(text: &str) -> Self {
-        // An ASCII text's chars are its bytes: read without decoding UTF-8 (Kafka's keys are
-        // ASCII, and every unknown key's profile is built on every evaluation).
-        if text.is_ascii() {
-            Self::of_chars(text.bytes().map(usize::from))
-        } else {
-            Self::of_chars(text.chars().map(|c| c as usize))
+        let (len, counts) = char_counts(text);
+        Self {
+            len,
+            counts,
+            pairs: pair_counts(text),
         }
-    }
-
-    #[inline(always)]
-    fn of_chars(chars: impl Iterator<Item = usize>) -> Self {
-        let mut len = 0;
-        let mut counts = [0u8; BUCKETS];
-        let mut pairs = [0u8; BUCKETS];
-        let mut previous: Option<usize> = None;
-        for c in chars {
-            len += 1;
-            let bucket = &mut counts[c % BUCKETS];
-            *bucket = bucket.saturating_add(1);
-            if let Some(p) = previous {
-                let bucket = &mut pairs[p.wrapping_mul(31).wrapping_add(c) % BUCKETS];
-                *bucket = bucket.saturating_add(1);
-            }
-            previous = Some(c);
-        }
-        Self { len, counts, pairs }
     }
 
     /// The length in chars, by which [`closest_profiled`] wants its candidates sorted.
     pub fn char_count(&self) -> usize {
         self.len
-    }
-
-    /// The most edits a suggestion for this input may be away.
-    fn limit(&self) -> usize {
-        (self.len / 4).clamp(2, 6)
     }
 
     /// Three lower bounds of the distance rule out most of a catalogue before the full table (the
@@ -95,22 +80,68 @@ impl Profile {
     /// two pairs and adds at most two (the q-gram lemma for q = 2). The pairs rule out the
     /// unrelated keys of equal length and letters that the counts let through.
     fn may_be_close(&self, candidate: &Profile) -> bool {
-        self.within(self.limit(), candidate)
+        let limit = limit_for(self.len);
+        candidate.len.abs_diff(self.len) <= limit
+            && within_counts(limit, &self.counts, &candidate.counts)
+            && within_pairs(limit, &self.pairs, &candidate.pairs)
     }
+}
 
-    /// [`Profile::may_be_close`] with the limit worked out once for a whole search, and inlined
-    /// into it (a call per candidate: 10 % more instructions in the search, callgrind).
-    #[inline]
-    fn within(&self, limit: usize, candidate: &Profile) -> bool {
-        candidate.len.abs_diff(self.len) <= limit && self.counts_within(limit, candidate)
-    }
+/// The most edits a suggestion for an input of `len` chars may be away.
+fn limit_for(len: usize) -> usize {
+    (len / 4).clamp(2, 6)
+}
 
-    /// [`Profile::within`] but the length, for candidates already chosen by it.
-    #[inline]
-    fn counts_within(&self, limit: usize, candidate: &Profile) -> bool {
-        difference(&self.counts, &candidate.counts).div_ceil(2) as usize <= limit
-            && difference(&self.pairs, &candidate.pairs).div_ceil(4) as usize <= limit
+fn within_counts(limit: usize, a: &[u8; BUCKETS], b: &[u8; BUCKETS]) -> bool {
+    difference(a, b).div_ceil(2) as usize <= limit
+}
+
+fn within_pairs(limit: usize, a: &[u8; BUCKETS], b: &[u8; BUCKETS]) -> bool {
+    difference(a, b).div_ceil(4) as usize <= limit
+}
+
+/// An ASCII text's chars are its bytes: read without decoding UTF-8 (Kafka's keys are ASCII,
+/// and every unknown key's counts are taken on every evaluation).
+fn char_counts(text: &str) -> (usize, [u8; BUCKETS]) {
+    if text.is_ascii() {
+        counts_of(text.bytes().map(usize::from))
+    } else {
+        counts_of(text.chars().map(|c| c as usize))
     }
+}
+
+fn pair_counts(text: &str) -> [u8; BUCKETS] {
+    if text.is_ascii() {
+        pairs_of(text.bytes().map(usize::from))
+    } else {
+        pairs_of(text.chars().map(|c| c as usize))
+    }
+}
+
+#[inline(always)]
+fn counts_of(chars: impl Iterator<Item = usize>) -> (usize, [u8; BUCKETS]) {
+    let mut len = 0;
+    let mut counts = [0u8; BUCKETS];
+    for c in chars {
+        len += 1;
+        let bucket = &mut counts[c % BUCKETS];
+        *bucket = bucket.saturating_add(1);
+    }
+    (len, counts)
+}
+
+#[inline(always)]
+fn pairs_of(mut chars: impl Iterator<Item = usize>) -> [u8; BUCKETS] {
+    let mut pairs = [0u8; BUCKETS];
+    let Some(mut previous) = chars.next() else {
+        return pairs;
+    };
+    for c in chars {
+        let bucket = &mut pairs[previous.wrapping_mul(31).wrapping_add(c) % BUCKETS];
+        *bucket = bucket.saturating_add(1);
+        previous = c;
+    }
+    pairs
 }
 
 /// The summed differences of two count tables, as differences of `i32`s: the form the compiler
