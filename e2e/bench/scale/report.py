@@ -271,7 +271,9 @@ def main():
     w("")
     w("Resources the operator uses only (configmaps, secrets, kafkatoolconfigs, events, leases, namespaces, …); "
       "all clients are counted, so the harness's own source PATCHes (listed) and kube-controller-manager are in "
-      "these figures. WATCH counts watch requests started, not events.")
+      "these figures, and so is kube-apiserver's own identity Lease (`kube-system/apiserver-…`), which it renews "
+      "with a PUT every 10 s: the operator's RBAC has no `update` on Leases, so a `PUT leases` here is never its. "
+      "WATCH counts watch requests started, not events.")
     w("")
     for n in sizes:
         r = s["sizes"][n]
