@@ -4,11 +4,12 @@
 /// typo: at most a quarter of the input's length (2 to 6 edits). Ties go to the smaller text.
 pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let target = Profile::new(input);
+    let limit = limit_for(target.len);
     candidates
         .into_iter()
-        .filter(|c| target.may_be_close(&Profile::new(c)))
+        .filter(|c| target.may_be_close(limit, &Profile::new(c)))
         .map(|c| (strsim::levenshtein(input, c), c))
-        .filter(|(distance, _)| *distance <= limit_for(target.len))
+        .filter(|(distance, _)| *distance <= limit)
         .min()
         .map(|(_, c)| c)
 }
@@ -79,8 +80,7 @@ impl Profile {
     /// counts by one; a quarter of the difference in pair counts, since an edit removes at most
     /// two pairs and adds at most two (the q-gram lemma for q = 2). The pairs rule out the
     /// unrelated keys of equal length and letters that the counts let through.
-    fn may_be_close(&self, candidate: &Profile) -> bool {
-        let limit = limit_for(self.len);
+    fn may_be_close(&self, limit: usize, candidate: &Profile) -> bool {
         candidate.len.abs_diff(self.len) <= limit
             && within_counts(limit, &self.counts, &candidate.counts)
             && within_pairs(limit, &self.pairs, &candidate.pairs)
