@@ -34,6 +34,14 @@ export FUZZ_TARGET_DIR=${FUZZ_TARGET_DIR:-$KCO_CACHE_DIR/fuzz-target}
 # anyway in a fresh clone, and its directories grew by gigabytes a run until the disk was full.
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 echo "caches: $KCO_CACHE_DIR (cargo target: $CARGO_TARGET_DIR)"
+# Nothing prunes cargo's target directories, and the link step of a build that fills the disk
+# fails half-way (it did once, at 100 %). Below KCO_MIN_FREE_GIB free, start them over: a cold
+# build is minutes, a full disk is a failed run. Downloads (Go modules, jars) are kept.
+free_gib=$(( $(df -Pk "$KCO_CACHE_DIR" | awk 'NR == 2 { print $4 }') / 1048576 ))
+if [ "$free_gib" -lt "${KCO_MIN_FREE_GIB:-12}" ]; then
+  echo "only ${free_gib} GiB free: removing $CARGO_TARGET_DIR and $FUZZ_TARGET_DIR"
+  rm -rf "$CARGO_TARGET_DIR" "$FUZZ_TARGET_DIR"
+fi
 
 begin "toolchains"
 need_apt=()
