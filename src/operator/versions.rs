@@ -146,6 +146,7 @@ pub enum Cached {
 }
 
 /// The versions of one kind (ConfigMap or Secret) in one watched scope.
+// Custom for `rss_10k_mib` (≤ 64 MiB): 100.7 MiB measured with a metadata Store, 61.7 without.
 #[derive(Debug, Default)]
 pub struct ObjectVersions {
     state: RwLock<State>,
