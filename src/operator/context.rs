@@ -20,7 +20,7 @@ use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 use crate::operator::events::{EventPublisher, QueuedEvent};
 use crate::operator::index::{ConfigId, ReverseIndex};
 use crate::operator::metrics::Metrics;
-use crate::operator::slots::Slots;
+use crate::operator::running::Running;
 use crate::operator::synced::Synced;
 use crate::operator::versions::ObjectVersions;
 use crate::output::MANAGER;
@@ -87,8 +87,8 @@ pub struct Context {
     /// Wakes the GlobalClientDefaults status loop after a reconcile: selection counts change
     /// when configs do, and a 5 s poll alone would leave them stale for a while.
     pub globals_status_wake: tokio::sync::Notify,
-    /// At most 32 reconciles do API work at once (`slots.rs`).
-    pub slots: Slots,
+    /// How many reconciles run now (`running.rs`).
+    pub running: Running,
     /// The installation's content-hash key (`hash_key.rs`); its public id is recorded in
     /// `status.inputs.hashKey` so that a new key re-renders configs the caches call unchanged.
     pub hash_key: HashKey,
@@ -129,7 +129,7 @@ impl Context {
             opt_ins: Mutex::default(),
             leader,
             globals_status_wake: tokio::sync::Notify::new(),
-            slots: Slots::default(),
+            running: Running::default(),
             hash_key,
             pods,
         }

@@ -25,7 +25,7 @@ pub mod opt_ins;
 pub mod ownership;
 pub mod pods;
 pub mod reconcile;
-pub mod slots;
+pub mod running;
 pub mod sync_status;
 pub mod synced;
 pub mod versions;

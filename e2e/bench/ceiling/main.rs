@@ -1,7 +1,7 @@
 //! The ceiling of an initial sync on this API server (issue 30, part 2): a minimal kube-rs client
 //! with no engine that makes, for each config, the writes the operator's initial sync must make —
 //! server-side apply of the output ConfigMap (owned by the config) and one server-side apply of
-//! the config's status — with the operator's concurrency (`RECONCILE_SLOTS`). Started by
+//! the config's status — with the operator's concurrency (`RECONCILE_CONCURRENCY`). Started by
 //! `e2e/bench/peer/run.py`; prints a JSON summary.
 //!
 //!   sync-ceiling --keys FILE [--template FILE]
@@ -66,7 +66,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ => break,
         }
     }
-    let slots = 32; // src/operator/context.rs RECONCILE_SLOTS
+    let slots = 32; // src/operator/running.rs RECONCILE_CONCURRENCY
     let writes = futures::stream::iter(keys.iter())
         .map(|(ns, name)| {
             let client = client.clone();

@@ -15,9 +15,9 @@
 //! - a "reconcile everything" trigger when this replica becomes leader.
 //!
 //! Caches strip `managedFields`. Every replica keeps warm caches; only the Lease holder writes.
-//! At most `RECONCILE_SLOTS` reconciles do API work at once, so a relist of thousands of configs
-//! queues here, first come first served, instead of in the API server's priority-and-fairness
-//! queues (429s).
+//! At most `RECONCILE_CONCURRENCY` reconciles run at once per scope (kube-runtime's limit), so a
+//! relist of thousands of configs queues here instead of in the API server's
+//! priority-and-fairness queues (429s).
 
 mod caches;
 mod invalid;
@@ -45,6 +45,7 @@ use crate::operator::context::{Context, ScopeVersions, lock};
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::generations::Generations;
 use crate::operator::reconcile::{self, error_policy, reconcile};
+use crate::operator::running::RECONCILE_CONCURRENCY;
 use crate::operator::synced::Synced;
 use crate::operator::versions::ObjectVersions;
 use crate::output::{MANAGED_BY_LABEL, MANAGER};
@@ -58,13 +59,6 @@ pub use run::run;
 /// commit sends them a round trip apart) become one render. Every edit waits this long before
 /// its render starts, so it is short (edit → output p50 ≤ 100 ms, issue 7).
 const DEBOUNCE: Duration = Duration::from_millis(50);
-
-/// Reconciles kube-runtime admits at once. Of these, `slots::RECONCILE_SLOTS` (32) do API work,
-/// first come first served. Bounded because every admitted reconcile holds a future and a
-/// tracing span (whose slab never shrinks): admitting a whole relist of 10,000 configs cost
-/// 35 MiB at the restart peak. Beyond this many, kube-runtime releases the surplus in hash
-/// order, so it is well above what a burst keeps waiting.
-const CONCURRENCY: u16 = 256;
 
 fn receiver_stream<T: Send + 'static>(
     rx: UnboundedReceiver<T>,
@@ -192,7 +186,7 @@ fn controller(
         .with_config(
             ControllerConfig::default()
                 .debounce(DEBOUNCE)
-                .concurrency(CONCURRENCY),
+                .concurrency(RECONCILE_CONCURRENCY),
         )
         .watches_stream(config_maps, dependants(ctx.clone(), SourceKind::ConfigMap))
         .watches_stream(secrets, dependants(ctx.clone(), SourceKind::Secret))

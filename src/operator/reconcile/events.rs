@@ -1,5 +1,5 @@
 //! The events step: Events on transitions only (a resync publishes nothing), handed to a bounded
-//! queue that [`deliver_events`] empties outside the reconcile slots.
+//! queue that [`deliver_events`] empties while no reconcile runs.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -96,7 +96,7 @@ pub async fn publish_transitions(
     }
 }
 
-/// Hands an Event to [`deliver_events`], out of the reconcile slot (an Event is on no edit's
+/// Hands an Event to [`deliver_events`], out of the reconcile (an Event is on no edit's
 /// path); gives it back when that queue is full (or there is none): the reconcile then
 /// publishes it itself, so neither memory nor the requests in flight grow with a burst.
 fn enqueue(ctx: &Context, event: QueuedEvent) -> Option<QueuedEvent> {
@@ -174,7 +174,7 @@ pub async fn deliver_events(
     .for_each_concurrent(EVENTS_AT_ONCE, |queued| {
         let (ctx, stopped) = (ctx.clone(), stopped.clone());
         async move {
-            ctx.slots.idle().await;
+            ctx.running.idle().await;
             // Stopping, the watch brings in nothing more.
             if !*stopped.borrow() {
                 entry_cached(&ctx, &queued).await;

@@ -63,14 +63,14 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     let name = config.name_any();
     let span = info_span!("reconcile", namespace = %namespace, config = %name);
     let key = ConfigId::new(&namespace, &name);
-    let _slot = ctx.slots.acquire(&ctx.metrics).await;
-    // The object kube-runtime handed over may have waited long for the slot: the cache's latest
-    // has any status write of ours that arrived meanwhile.
+    let _running = ctx.running.enter(&ctx.metrics);
+    // The object kube-runtime handed over may have waited for the caches above: the cache's
+    // latest has any status write of ours that arrived meanwhile.
     let Some(config) = ctx.cached_config(&key) else {
         return Ok(Action::await_change());
     };
     let started = Instant::now();
-    // Boxed: a reconcile waiting for its slot above stays a small future.
+    // Boxed: a reconcile waiting for the caches above stays a small future.
     let result =
         Box::pin(reconcile_inner(config.clone(), &ctx, &namespace, &name).instrument(span)).await;
     ctx.metrics.reconciles.inc();
