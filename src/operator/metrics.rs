@@ -150,14 +150,6 @@ impl Metrics {
     pub fn leader(&self, is_leader: bool) {
         self.leader.set(i64::from(is_leader));
     }
-
-    pub fn started(&self) {
-        self.in_flight.inc();
-    }
-
-    pub fn finished(&self) {
-        self.in_flight.dec();
-    }
 }
 
 #[cfg(test)]

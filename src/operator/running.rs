@@ -25,15 +25,21 @@ impl Default for Running {
 }
 
 impl Running {
-    /// Counts a reconcile (in the in-flight gauge too) until the guard is dropped, also when the
-    /// reconcile's future is (a shutdown, a lost Lease).
+    /// Counts a reconcile until the guard is dropped, also when the reconcile's future is (a
+    /// shutdown, a lost Lease); the in-flight gauge shows the count.
     pub fn enter<'a>(&'a self, metrics: &'a Metrics) -> Reconciling<'a> {
-        metrics.started();
-        self.0.send_modify(|n| *n += 1);
+        self.add(metrics, 1);
         Reconciling {
             running: self,
             metrics,
         }
+    }
+
+    fn add(&self, metrics: &Metrics, delta: isize) {
+        self.0.send_modify(|n| {
+            *n = n.saturating_add_signed(delta);
+            metrics.in_flight.set(i64::try_from(*n).unwrap_or(i64::MAX));
+        });
     }
 
     /// Returns once no reconcile runs.
@@ -51,8 +57,7 @@ pub struct Reconciling<'a> {
 
 impl Drop for Reconciling<'_> {
     fn drop(&mut self) {
-        self.metrics.finished();
-        self.running.0.send_modify(|n| *n = n.saturating_sub(1));
+        self.running.add(self.metrics, -1);
     }
 }
 
