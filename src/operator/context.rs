@@ -118,6 +118,7 @@ impl Context {
     ) -> Self {
         let events = EventPublisher::new(client.clone(), MANAGER, instance, event_queue);
         let pods = crate::operator::pods::Workloads::new(std::mem::take(&mut caches.pods_synced));
+        let running = Running::new(metrics.in_flight.clone());
         Context {
             client,
             metrics,
@@ -129,7 +130,7 @@ impl Context {
             opt_ins: Mutex::default(),
             leader,
             globals_status_wake: tokio::sync::Notify::new(),
-            running: Running::default(),
+            running,
             hash_key,
             pods,
         }

@@ -8,56 +8,55 @@
 //! semaphore of our own was measured against that limit (2026-12-07, `docs/BENCHMARKS.md`): the
 //! burst p99 target (≤ 2 s) holds with either, so the limit is kube-runtime's.
 
-use tokio::sync::watch;
+use std::sync::atomic::AtomicI64;
 
-use crate::operator::metrics::Metrics;
+use prometheus_client::metrics::gauge::Gauge;
+use tokio::sync::watch;
 
 /// Reconciles one controller (one watched scope) runs at once.
 pub const RECONCILE_CONCURRENCY: u16 = 32;
 
-/// The number of reconciles running now, in every scope.
-pub struct Running(watch::Sender<usize>);
-
-impl Default for Running {
-    fn default() -> Self {
-        Running(watch::Sender::new(0))
-    }
+/// The number of reconciles running now, in every scope, and the in-flight gauge that shows it.
+pub struct Running {
+    count: watch::Sender<usize>,
+    gauge: Gauge<i64, AtomicI64>,
 }
 
 impl Running {
-    /// Counts a reconcile until the guard is dropped, also when the reconcile's future is (a
-    /// shutdown, a lost Lease); the in-flight gauge shows the count.
-    pub fn enter<'a>(&'a self, metrics: &'a Metrics) -> Reconciling<'a> {
-        self.add(metrics, 1);
-        Reconciling {
-            running: self,
-            metrics,
+    pub fn new(gauge: Gauge<i64, AtomicI64>) -> Self {
+        Running {
+            count: watch::Sender::new(0),
+            gauge,
         }
     }
 
-    fn add(&self, metrics: &Metrics, delta: isize) {
-        self.0.send_modify(|n| {
+    /// Counts a reconcile until the guard is dropped, also when the reconcile's future is (a
+    /// shutdown, a lost Lease).
+    pub fn enter(&self) -> Reconciling<'_> {
+        self.add(1);
+        Reconciling(self)
+    }
+
+    fn add(&self, delta: isize) {
+        self.count.send_modify(|n| {
             *n = n.saturating_add_signed(delta);
-            metrics.in_flight.set(i64::try_from(*n).unwrap_or(i64::MAX));
+            self.gauge.set(i64::try_from(*n).unwrap_or(i64::MAX));
         });
     }
 
     /// Returns once no reconcile runs.
     pub async fn idle(&self) {
         // Never an error: `self` holds the sender.
-        let _ = self.0.subscribe().wait_for(|n| *n == 0).await;
+        let _ = self.count.subscribe().wait_for(|n| *n == 0).await;
     }
 }
 
 /// One running reconcile, counted until dropped.
-pub struct Reconciling<'a> {
-    running: &'a Running,
-    metrics: &'a Metrics,
-}
+pub struct Reconciling<'a>(&'a Running);
 
 impl Drop for Reconciling<'_> {
     fn drop(&mut self) {
-        self.running.add(self.metrics, -1);
+        self.0.add(-1);
     }
 }
 
@@ -70,9 +69,10 @@ mod tests {
     /// Each reconcile counts until its guard is dropped, and `idle` returns once the last one is.
     #[tokio::test]
     async fn reconciles_count_until_dropped_and_idle_waits_for_the_last() {
-        let (running, metrics) = (Running::default(), Metrics::new());
-        let first = running.enter(&metrics);
-        let second = running.enter(&metrics);
+        let metrics = crate::operator::metrics::Metrics::new();
+        let running = Running::new(metrics.in_flight.clone());
+        let first = running.enter();
+        let second = running.enter();
         assert_eq!(metrics.in_flight.get(), 2);
         let mut idle = Box::pin(running.idle());
         assert!(futures::poll!(idle.as_mut()).is_pending());

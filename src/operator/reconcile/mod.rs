@@ -63,7 +63,7 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
     let name = config.name_any();
     let span = info_span!("reconcile", namespace = %namespace, config = %name);
     let key = ConfigId::new(&namespace, &name);
-    let _running = ctx.running.enter(&ctx.metrics);
+    let _running = ctx.running.enter();
     // The object kube-runtime handed over may have waited for the caches above: the cache's
     // latest has any status write of ours that arrived meanwhile.
     let Some(config) = ctx.cached_config(&key) else {
