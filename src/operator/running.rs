@@ -1,7 +1,8 @@
 //! How many reconciles run now: the in-flight gauge, and what queued Events wait for.
 //!
-//! How many may run is kube-runtime's own limit (`controller::Config::concurrency`,
-//! [`RECONCILE_CONCURRENCY`] per watched scope). Unbounded, a relist of 10,000 configs started as
+//! How many may run is kube-runtime's own limit (`controller::Config::concurrency`), which
+//! applies to one controller: [`RECONCILE_CONCURRENCY`] is shared out between the watched scopes
+//! ([`concurrency_per_scope`]). Unbounded, a relist of 10,000 configs started as
 //! many concurrent requests, which the API server answers with 429s, and every admitted reconcile
 //! holds a future and a tracing span (admitting a whole relist cost 35 MiB at the restart peak);
 //! each mostly waits on the API server, so a few dozen keep it busy. A first-come-first-served
@@ -13,8 +14,15 @@ use std::sync::atomic::AtomicI64;
 use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::watch;
 
-/// Reconciles one controller (one watched scope) runs at once.
+/// Reconciles that run at once, in every watched scope together.
 pub const RECONCILE_CONCURRENCY: u16 = 32;
+
+/// Each scope's share of [`RECONCILE_CONCURRENCY`] (each has its own controller), at least one:
+/// a list of many namespaces must not multiply the requests a relist sends at once.
+pub fn concurrency_per_scope(scopes: usize) -> u16 {
+    let scopes = u16::try_from(scopes).unwrap_or(u16::MAX).max(1);
+    (RECONCILE_CONCURRENCY / scopes).max(1)
+}
 
 /// The number of reconciles running now, in every scope, and the in-flight gauge that shows it.
 pub struct Running {
@@ -65,6 +73,17 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn scopes_share_the_limit_and_each_runs_at_least_one() {
+        assert_eq!(concurrency_per_scope(0), 32);
+        assert_eq!(concurrency_per_scope(1), 32);
+        assert_eq!(concurrency_per_scope(2), 16);
+        assert_eq!(concurrency_per_scope(3), 10);
+        assert_eq!(concurrency_per_scope(32), 1);
+        assert_eq!(concurrency_per_scope(100), 1);
+        assert_eq!(concurrency_per_scope(usize::MAX), 1);
+    }
 
     /// Each reconcile counts until its guard is dropped, and `idle` returns once the last one is.
     #[tokio::test]
