@@ -13,6 +13,7 @@ use super::{CliError, HashKeyArg, Invalid, RenderFormat, UNKEYED_NOTE, evaluate_
 use crate::engine::catalogue::options::ToolOptions;
 use crate::engine::catalogue::tools::ToolCatalogue;
 use crate::engine::model::Rendered;
+use crate::engine::safe_text;
 use crate::engine::spec::{OutputKind, ToolConfigSpec};
 use crate::manifest::{ToolConfigManifest, Workspace};
 use crate::output::{self, HASH_ANNOTATION};
@@ -59,9 +60,8 @@ pub fn image_tag(kafka_version: Option<&str>) -> String {
 
 /// A volume name (a DNS label) for a Secret mount: `secret-<name>`, dots made dashes, cut to 63.
 fn secret_volume(secret: &str) -> String {
-    let mut name: String = format!("secret-{}", secret.replace('.', "-"));
-    name.truncate(63);
-    name.trim_end_matches('-').to_string()
+    let name = format!("secret-{}", secret.replace('.', "-"));
+    safe_text::head(&name, 63).trim_end_matches('-').to_string()
 }
 
 /// The workload fragment of one rendered config: `metadata` and `spec.template`.
@@ -204,5 +204,10 @@ mod tests {
         assert_eq!(secret_volume("a.b"), "secret-a-b");
         let long = secret_volume(&"x".repeat(300));
         assert_eq!(long.len(), 63);
+        // Not a DNS name, but it must not panic ("€" is 3 bytes: byte 63 is inside one).
+        assert_eq!(
+            secret_volume(&"€".repeat(30)),
+            format!("secret-{}", "€".repeat(18))
+        );
     }
 }

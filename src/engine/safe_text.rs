@@ -17,11 +17,17 @@ pub fn cut(text: &str, max: usize) -> Cow<'_, str> {
     if text.len() <= max {
         return Cow::Borrowed(text);
     }
-    let end = (0..=max)
+    Cow::Owned(format!("{}…({} bytes)", head(text, max), text.len()))
+}
+
+/// The longest start of `text` of at most `max` bytes that ends on a character boundary
+/// (`String::truncate` in the middle of a character panics).
+pub fn head(text: &str, max: usize) -> &str {
+    let end = (0..=max.min(text.len()))
         .rev()
         .find(|&i| text.is_char_boundary(i))
         .unwrap_or(0);
-    Cow::Owned(format!("{}…({} bytes)", &text[..end], text.len()))
+    &text[..end]
 }
 
 /// The first character that must not reach an argument list: a C0/C1 control character (CR, LF,

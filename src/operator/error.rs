@@ -147,7 +147,7 @@ pub fn refused_for_good(code: u16) -> bool {
 
 /// The backoff cap of errors other than the API server's unavailability.
 pub const BACKOFF_CAP: Duration = Duration::from_secs(300);
-/// The backoff cap while the API server does not answer. At most 32 reconciles run per scope, so
+/// The backoff cap while the API server does not answer. At most 32 reconciles run at once, so
 /// even every config of a large cluster failing at this pace keeps the request rate bounded.
 pub const UNAVAILABLE_BACKOFF_CAP: Duration = Duration::from_secs(30);
 

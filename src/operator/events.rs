@@ -13,6 +13,8 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ObjectMeta, PostParams};
 use kube::runtime::events::{Event, EventType};
 
+use crate::engine::safe_text;
+
 /// An Event waiting for delivery.
 pub enum QueuedEvent {
     /// A `Rendered` Event: its note is built at delivery from the config's history entry
@@ -84,13 +86,10 @@ impl EventPublisher {
 
     fn build(&self, event: &Event, regarding: &ObjectReference) -> K8sEvent {
         let now = Timestamp::now();
-        let note = event.note.as_ref().map(|n| {
-            let mut end = n.len().min(MAX_NOTE);
-            while !n.is_char_boundary(end) {
-                end -= 1;
-            }
-            n[..end].to_string()
-        });
+        let note = event
+            .note
+            .as_deref()
+            .map(|n| safe_text::head(n, MAX_NOTE).to_string());
         K8sEvent {
             metadata: ObjectMeta {
                 name: Some(format!(

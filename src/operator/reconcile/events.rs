@@ -46,12 +46,11 @@ fn not_ready(
         return None;
     }
     warn!(reason = %ready.reason, message = %ready.message, "not ready");
-    let mut note = ready.message.clone();
-    note.truncate(1000);
     Some(Event {
         type_: EventType::Warning,
         reason: ready.reason.clone(),
-        note: Some(note),
+        // Cut to the Event API's bound, at a character boundary, where every Event is published.
+        note: Some(ready.message.clone()),
         action: "Render".into(),
         secondary: None,
     })
@@ -255,6 +254,21 @@ mod tests {
             hash: ContentHash::new(HASH),
             revision,
         }
+    }
+
+    /// A status message quotes what the manifest holds, any character: a note longer than the
+    /// Event bound must not be cut inside a character (that panicked, and a panic aborts).
+    #[test]
+    fn a_long_not_ready_message_with_wide_characters_becomes_a_warning() {
+        let message = "€".repeat(400);
+        let status: KafkaToolConfigStatus = serde_json::from_value(serde_json::json!({
+            "conditions": [{"type": "Ready", "status": "False", "reason": "InvalidConfig",
+                            "message": message, "lastTransitionTime": "2026-12-07T00:00:00Z"}]
+        }))
+        .expect("a status");
+        let event = not_ready(None, &status).expect("a transition to Ready=False");
+        assert_eq!(event.type_, EventType::Warning);
+        assert_eq!(event.note.as_deref(), Some(message.as_str()));
     }
 
     /// One waits per render during an initial sync: 10,000 in the scale run (`rss_10k_mib`).
