@@ -44,21 +44,12 @@ pub fn record_revision(
     changed.sort_unstable();
     let inputs = change.previous.and_then(|s| s.inputs.as_ref());
     let recorded = inputs.and_then(|i| i.change_cause.as_deref());
-    let annotation = new_annotation(
-        change
-            .config
-            .annotations()
-            .get(CHANGE_CAUSE_ANNOTATION)
-            .map(String::as_str),
-        recorded,
-    );
+    let annotation = change.config.annotations().get(CHANGE_CAUSE_ANNOTATION);
+    let annotation = new_annotation(annotation.map(String::as_str), recorded);
     // The previous status was rendered with another key (a rotation), or unkeyed (an operator
     // before the keyed hash): the content may be the same, the hash is not.
     let key_changed = inputs.is_some_and(|i| i.hash_key.as_deref() != Some(change.hash_key_id));
-    let first = change
-        .previous
-        .and_then(|s| s.config_hash.as_ref())
-        .is_none();
+    let first = change.previous.is_none_or(|s| s.config_hash.is_none());
     let cause = cause(
         annotation,
         change.seen_before,

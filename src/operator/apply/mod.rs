@@ -25,44 +25,29 @@ use crate::operator::metrics::Metrics;
 use crate::operator::ownership::{foreign_content_owner, hash_of, is_controlled_by};
 use crate::operator::versions::Cached;
 use crate::output::{self, CONFIG_LABEL, HASH_ANNOTATION, MANAGER, OutputObject, Owner};
-use crate::status::{KafkaToolConfigStatus, RolloutStatus};
+use crate::status::RolloutStatus;
 
 mod prune;
 mod rollout;
 
 use prune::template_hash;
 pub use prune::{
-    GcPending, InUse, OldOutput, Prune, PrunePlan, daemonset_settled, hashes_in_use, plan_prune,
+    GcPending, InUse, OldOutput, PrunePlan, daemonset_settled, hashes_in_use, plan_prune,
     prune_immutable, statefulset_settled,
 };
 pub use rollout::{
     Mount, Target, VIA_ANNOTATION, api_resource, mounting_volumes, roll_out, targets_of,
 };
 
-/// The response of a write of a `K`, of which only `metadata.resourceVersion` is read: parsing
-/// the whole object (its managedFields, an output's files, a status's history) for nothing was
-/// garbage on every write, 10,000 objects' worth in an initial sync.
+/// The response of a write of a `K`, of which nothing is read: parsing the whole object (its
+/// managedFields, an output's files, a status's history) for nothing was garbage on every
+/// write, 10,000 objects' worth in an initial sync.
 #[derive(Clone, Debug, Deserialize)]
 pub struct Written<K> {
-    #[serde(default)]
-    metadata: WrittenMeta,
     #[serde(skip)]
     meta: kube::core::ObjectMeta,
     #[serde(skip)]
     kind: std::marker::PhantomData<K>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WrittenMeta {
-    #[serde(default)]
-    resource_version: Option<String>,
-}
-
-impl<K> Written<K> {
-    pub fn resource_version(self) -> Option<String> {
-        self.metadata.resource_version
-    }
 }
 
 impl<K: Resource<DynamicType = ()>> Resource for Written<K> {
@@ -85,7 +70,7 @@ impl<K: Resource<DynamicType = ()>> Resource for Written<K> {
         K::plural(dt)
     }
 
-    /// Empty: only the resourceVersion is read (see [`Written::resource_version`]).
+    /// Empty: nothing of the response is read.
     fn meta(&self) -> &kube::core::ObjectMeta {
         &self.meta
     }
@@ -151,126 +136,151 @@ pub async fn ensure_output(
     previous_status_hash: Option<&str>,
     cached: Cached,
 ) -> Result<OutputState, Error> {
-    let object = output::build(owner, spec, rendered);
-    let immutable = spec.output().immutable == Some(true);
-    match object {
-        OutputObject::ConfigMap(cm) => {
-            let api: Api<ConfigMap> = Api::namespaced(client.clone(), owner.namespace);
-            ensure(
-                &api,
-                metrics,
-                "ConfigMap",
-                owner,
-                cm,
-                rendered,
-                immutable,
-                previous_status_hash,
-                cached,
-            )
-            .await
-        }
-        OutputObject::Secret(secret) => {
-            let api: Api<Secret> = Api::namespaced(client.clone(), owner.namespace);
-            ensure(
-                &api,
-                metrics,
-                "Secret",
-                owner,
-                secret,
-                rendered,
-                immutable,
-                previous_status_hash,
-                cached,
-            )
-            .await
-        }
+    let write = OutputWrite {
+        client,
+        metrics,
+        namespace: owner.namespace,
+        uid: owner.uid.ok_or(Error::MissingField("metadata.uid"))?,
+        rendered,
+        immutable: spec.output().immutable == Some(true),
+        previous_status_hash,
+    };
+    match output::build(owner, spec, rendered) {
+        OutputObject::ConfigMap(cm) => write.ensure(cm, cached).await,
+        OutputObject::Secret(secret) => write.ensure(secret, cached).await,
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn ensure<K>(
-    api: &Api<K>,
-    metrics: &Metrics,
-    kind: &str,
-    owner: &Owner<'_>,
-    object: K,
-    rendered: &Rendered,
+/// What every step of one output write needs.
+struct OutputWrite<'a> {
+    client: &'a Client,
+    metrics: &'a Metrics,
+    namespace: &'a str,
+    /// The owning config's.
+    uid: &'a str,
+    rendered: &'a Rendered,
     immutable: bool,
-    previous_status_hash: Option<&str>,
-    cached: Cached,
-) -> Result<OutputState, Error>
-where
-    K: OutputFiles,
-{
-    let name = object.name_any();
-    let uid = owner.uid.ok_or(Error::MissingField("metadata.uid"))?;
-    // The watch cache saves a read on the common paths; whenever it could be stale in a way that
-    // matters, the API server decides: a create of a name someone took meanwhile fails with 409,
-    // and an update reads the object (and its owner) first.
-    let cached_version = match &cached {
-        Cached::Present {
-            resource_version, ..
-        } => Some(resource_version.to_string()),
-        Cached::Absent | Cached::Unknown => None,
-    };
-    let existing = match cached {
-        Cached::Absent => match create(api, metrics, kind, &object).await {
-            Ok(()) => return created(api, uid, rendered, immutable, previous_status_hash).await,
-            Err(Error::Kube(kube::Error::Api(status))) if status.is_already_exists() => {
-                read_meta(api, &name, uid).await?
-            }
-            Err(error) => return Err(error),
-        },
-        Cached::Present {
-            output: Some(meta), ..
-        } if meta.controlled_by(uid) => Some(LiveOutput {
-            controlled: true,
-            hash: meta.hash(),
-            foreign_data: meta.foreign_data,
-        }),
-        _ => read_meta(api, &name, uid).await?,
-    };
-    match existing {
-        None => {
+    previous_status_hash: Option<&'a str>,
+}
+
+impl OutputWrite<'_> {
+    async fn ensure<K: OutputFiles>(
+        &self,
+        object: K,
+        cached: Cached,
+    ) -> Result<OutputState, Error> {
+        let api: Api<K> = Api::namespaced(self.client.clone(), self.namespace);
+        let (name, uid, hash) = (object.name_any(), self.uid, &self.rendered.hash);
+        // The watch cache saves a read on the common paths; whenever it could be stale in a way
+        // that matters, the API server decides: a create of a name someone took meanwhile fails
+        // with 409, and an update reads the object (and its owner) first.
+        let cached_version = match &cached {
+            Cached::Present {
+                resource_version, ..
+            } => Some(resource_version.to_string()),
+            Cached::Absent | Cached::Unknown => None,
+        };
+        let existing = match cached {
+            Cached::Absent => match self.create(&api, &object).await {
+                Err(Error::Kube(kube::Error::Api(status))) if status.is_already_exists() => {
+                    read_meta(&api, &name, uid).await?
+                }
+                created => return created,
+            },
+            Cached::Present {
+                output: Some(meta), ..
+            } if meta.controlled_by(uid) => Some(LiveOutput {
+                controlled: true,
+                hash: meta.hash(),
+                foreign_data: meta.foreign_data,
+            }),
+            _ => read_meta(&api, &name, uid).await?,
+        };
+        match existing {
             // create, not apply: if someone else creates the name meanwhile, we get 409 and
             // never take over their object.
-            create(api, metrics, kind, &object).await?;
-            created(api, uid, rendered, immutable, previous_status_hash).await
+            None => self.create(&api, &object).await,
+            Some(live) if !live.controlled => Ok(conflict(&K::kind(&()), &name)),
+            Some(live)
+                if (live.hash.as_deref() == Some(hash.as_str()) && !live.foreign_data)
+                    || self.immutable =>
+            {
+                // Immutable objects are content-addressed: same name, same content.
+                Ok(OutputState {
+                    previous_hash: live.hash.clone(),
+                    hash: live.hash.or_else(|| Some(hash.clone())),
+                    ..OutputState::default()
+                })
+            }
+            // At least the cached version: answered from the API server's watch cache. Our
+            // forced apply does not depend on it being the latest; the owner check is as good as
+            // the cache's, and the files name the changed keys.
+            Some(_) => match get_at_least(&api, &name, cached_version.as_deref()).await? {
+                // The cache is behind the object (its watch is down or relisting after a 410,
+                // or has not brought in our last write yet): what was read decides, so content
+                // the output already holds is not written again.
+                Some(old) if holds(old.meta(), uid, hash) => Ok(OutputState {
+                    previous_hash: Some(hash.clone()),
+                    hash: Some(hash.clone()),
+                    ..OutputState::default()
+                }),
+                Some(old) if is_controlled_by(old.meta(), uid) => {
+                    self.update(&name, &object, old).await
+                }
+                Some(_) => Ok(conflict(&K::kind(&()), &name)),
+                // Deleted meanwhile: create it again.
+                None => self.create(&api, &object).await,
+            },
         }
-        Some(live) if !live.controlled => Ok(conflict(kind, &name)),
-        Some(live)
-            if (live.hash.as_deref() == Some(rendered.hash.as_str()) && !live.foreign_data)
-                || immutable =>
+    }
+
+    /// Creates the output; for an immutable output, the previous revision's files name the
+    /// changed keys in history.
+    async fn create<K: OutputFiles>(&self, api: &Api<K>, object: &K) -> Result<OutputState, Error> {
+        let params = PostParams {
+            field_manager: Some(MANAGER.to_string()),
+            ..PostParams::default()
+        };
+        api.create(&params, object).await?;
+        self.metrics.write(&K::kind(&()));
+        let mut state = OutputState {
+            wrote: true,
+            hash: Some(self.rendered.hash.clone()),
+            ..OutputState::default()
+        };
+        if self.immutable
+            && let Some(prev) = self.previous_status_hash
         {
-            // Immutable objects are content-addressed: same name, same content.
-            Ok(OutputState {
-                previous_hash: live.hash.clone(),
-                hash: live.hash.or_else(|| Some(rendered.hash.clone())),
-                ..OutputState::default()
-            })
+            let prev_name = output::immutable_name(&self.rendered.name, prev);
+            if let Some(old) = api.get_opt(&prev_name).await?
+                && is_controlled_by(old.meta(), self.uid)
+            {
+                state.previous_hash = Some(prev.to_string());
+                state.previous_files = Some(old.files());
+            }
         }
-        // At least the cached version: answered from the API server's watch cache. Our forced
-        // apply does not depend on it being the latest; the owner check is as good as the
-        // cache's, and the files name the changed keys.
-        Some(_) => match get_at_least(api, &name, cached_version.as_deref()).await? {
-            // The cache is behind the object (its watch is down or relisting after a 410, or
-            // has not brought in our last write yet): what was read decides, so content the
-            // output already holds is not written again.
-            Some(old) if holds(old.meta(), uid, &rendered.hash) => Ok(OutputState {
-                previous_hash: Some(rendered.hash.clone()),
-                hash: Some(rendered.hash.clone()),
-                ..OutputState::default()
-            }),
-            Some(old) if is_controlled_by(old.meta(), uid) => {
-                update(api, metrics, kind, &object, rendered, old).await
-            }
-            Some(_) => Ok(conflict(kind, &name)),
-            // Deleted meanwhile: create it again.
-            None => {
-                create(api, metrics, kind, &object).await?;
-                created(api, uid, rendered, immutable, previous_status_hash).await
-            }
-        },
+        Ok(state)
+    }
+
+    /// Applies new content over an output we control (`old`, just read).
+    async fn update<K: OutputFiles>(
+        &self,
+        name: &str,
+        object: &K,
+        old: K,
+    ) -> Result<OutputState, Error> {
+        let written: Api<Written<K>> = Api::namespaced(self.client.clone(), self.namespace);
+        written
+            .patch(name, &apply_params(), &Patch::Apply(object))
+            .await?;
+        self.metrics.write(&K::kind(&()));
+        Ok(OutputState {
+            previous_hash: hash_of(old.meta()),
+            previous_files: Some(old.files()),
+            wrote: true,
+            hash: Some(self.rendered.hash.clone()),
+            conflict: None,
+        })
     }
 }
 
@@ -313,76 +323,6 @@ fn conflict(kind: &str, name: &str) -> OutputState {
     }
 }
 
-async fn create<K>(api: &Api<K>, metrics: &Metrics, kind: &str, object: &K) -> Result<(), Error>
-where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug,
-{
-    let params = PostParams {
-        field_manager: Some(MANAGER.to_string()),
-        ..PostParams::default()
-    };
-    api.create(&params, object).await?;
-    metrics.write(kind);
-    Ok(())
-}
-
-/// The state after creating the output; for an immutable output, the previous revision's files
-/// name the changed keys in history.
-async fn created<K>(
-    api: &Api<K>,
-    uid: &str,
-    rendered: &Rendered,
-    immutable: bool,
-    previous_status_hash: Option<&str>,
-) -> Result<OutputState, Error>
-where
-    K: OutputFiles,
-{
-    let mut state = OutputState {
-        wrote: true,
-        hash: Some(rendered.hash.clone()),
-        ..OutputState::default()
-    };
-    if immutable && let Some(prev) = previous_status_hash {
-        let prev_name = output::immutable_name(&rendered.name, prev);
-        if let Some(old) = api.get_opt(&prev_name).await?
-            && is_controlled_by(old.meta(), uid)
-        {
-            state.previous_hash = Some(prev.to_string());
-            state.previous_files = Some(old.files());
-        }
-    }
-    Ok(state)
-}
-
-/// Applies new content over an output we control (`old`, just read).
-async fn update<K>(
-    api: &Api<K>,
-    metrics: &Metrics,
-    kind: &str,
-    object: &K,
-    rendered: &Rendered,
-    old: K,
-) -> Result<OutputState, Error>
-where
-    K: OutputFiles,
-{
-    let name = object.name_any();
-    let namespace = api.namespace().unwrap_or_default().to_string();
-    let written: Api<Written<K>> = Api::namespaced(api.clone().into_client(), &namespace);
-    written
-        .patch(&name, &apply_params(), &Patch::Apply(object))
-        .await?;
-    metrics.write(kind);
-    Ok(OutputState {
-        previous_hash: hash_of(old.meta()),
-        previous_files: Some(old.files()),
-        wrote: true,
-        hash: Some(rendered.hash.clone()),
-        conflict: None,
-    })
-}
-
 /// Applies `status` on the status subresource (the caller has checked it changed). With
 /// `resource_version`, only onto that version of the object (the one the status was built from):
 /// the API server answers 409 Conflict when the object moved on since.
@@ -410,20 +350,11 @@ where
     Ok(())
 }
 
-/// Status equality for "did anything change": exactly the serialized form. `previous` is the
-/// status as read from the API server, never the cache's projection of it (a projection
-/// compares by digest: `KafkaToolConfigStatus::differs_from_stored`).
-pub fn status_changed(
-    previous: Option<&KafkaToolConfigStatus>,
-    next: &KafkaToolConfigStatus,
-) -> bool {
-    previous != Some(next)
-}
-
 #[cfg(test)]
 mod tests {
-
     use k8s_openapi::api::apps::v1::{DaemonSetStatus, StatefulSetSpec, StatefulSetStatus};
+
+    use super::*;
 
     fn statefulset(
         generation: i64,
@@ -545,39 +476,5 @@ mod tests {
         assert!(!daemonset_settled(&set(3, 5, 0)));
         assert!(!daemonset_settled(&set(4, 4, 0)));
         assert!(!daemonset_settled(&set(4, 5, 1)));
-    }
-    use super::*;
-
-    fn explained_status(over: &str) -> KafkaToolConfigStatus {
-        KafkaToolConfigStatus {
-            config_hash: Some("sha256:ab".into()),
-            warnings: vec![crate::status::StatusWarning {
-                key: "lingr.ms".into(),
-                role: None,
-                reason: "UnknownKey".into(),
-                message: "did you mean linger.ms?".into(),
-            }],
-            shadowed: vec![crate::status::ShadowedKey {
-                key: "acks".into(),
-                role: crate::engine::spec::Role::Producer,
-                winner: "args".into(),
-                over: vec![over.into()],
-            }],
-            ..KafkaToolConfigStatus::default()
-        }
-    }
-
-    #[test]
-    fn a_full_previous_status_is_compared_as_it_is() {
-        let previous = explained_status("properties");
-        assert!(!status_changed(
-            Some(&previous),
-            &explained_status("properties")
-        ));
-        assert!(status_changed(
-            Some(&previous),
-            &explained_status("toolDefaults")
-        ));
-        assert!(status_changed(None, &previous));
     }
 }

@@ -1,9 +1,10 @@
 //! Old immutable outputs: which ones a rollout target may still run, and deleting the rest.
 
-use kube::api::DynamicObject;
+use kube::api::{ApiResource, DynamicObject};
 
 use super::rollout::{self, Target};
 use super::*;
+use crate::engine::spec::OutputKind;
 use crate::status::HistoryEntry;
 
 /// An old (not current) immutable output of ours, as seen by [`plan_prune`].
@@ -78,20 +79,12 @@ pub(super) fn template_hash(template: Option<&PodTemplateSpec>) -> Option<String
     template.and_then(|t| t.metadata.as_ref()).and_then(hash_of)
 }
 
-/// Whether a workload's controller has seen its latest spec.
-#[derive(Debug, PartialEq, Eq)]
-enum Observed {
-    Yes,
-    /// No `status.observedGeneration`: no controller at work yet (just created, or none
-    /// installed), re-checked at the slower pace.
-    NoStatus,
-    /// `status.observedGeneration` behind `metadata.generation`: it is about to act.
-    Behind,
-}
-
+/// The error to give while a workload's controller has not seen its latest spec:
 /// `status.observedGeneration` (a number, or for an Argo Rollout the same number as a string)
 /// against `metadata.generation`.
-fn observed(workload: &DynamicObject) -> Observed {
+/// None yet: no controller at work (just created, or none installed), re-checked at the slower
+/// pace (`RolloutInProgress`); behind: it is about to act (`NotObserved`).
+fn unobserved(workload: &DynamicObject, what: impl Fn() -> String) -> Option<Error> {
     let observed = workload
         .data
         .pointer("/status/observedGeneration")
@@ -100,10 +93,11 @@ fn observed(workload: &DynamicObject) -> Observed {
                 .or_else(|| g.as_str().and_then(|s| s.parse().ok()))
         });
     match (observed, workload.metadata.generation) {
-        (_, None) => Observed::Yes,
-        (None, Some(_)) => Observed::NoStatus,
-        (Some(observed), Some(generation)) if observed < generation => Observed::Behind,
-        (Some(_), Some(_)) => Observed::Yes,
+        (None, Some(_)) => Some(Error::RolloutInProgress(what())),
+        (Some(observed), Some(generation)) if observed < generation => {
+            Some(Error::NotObserved(what()))
+        }
+        _ => None,
     }
 }
 
@@ -119,6 +113,7 @@ pub async fn hashes_in_use(
 ) -> Result<InUse, Error> {
     let mut in_use = InUse::default();
     for target in targets {
+        let what = || format!("{:?} {}", target.kind, target.name);
         match target.kind {
             RolloutKind::Deployment | RolloutKind::Rollout => {
                 let resource = rollout::api_resource(target.kind);
@@ -134,11 +129,8 @@ pub async fn hashes_in_use(
                     }
                     Err(error) => return Err(error.into()),
                 };
-                let what = || format!("{:?} {}", target.kind, target.name);
-                match observed(&workload) {
-                    Observed::Yes => {}
-                    Observed::NoStatus => return Err(Error::RolloutInProgress(what())),
-                    Observed::Behind => return Err(Error::NotObserved(what())),
+                if let Some(error) = unobserved(&workload, what) {
+                    return Err(error);
                 }
                 in_use.add(rollout::dynamic_template(&workload).as_ref());
                 let Some(uid) = workload.uid() else {
@@ -173,10 +165,7 @@ pub async fn hashes_in_use(
                 let api: Api<StatefulSet> = Api::namespaced(client.clone(), namespace);
                 if let Some(s) = api.get_opt(&target.name).await? {
                     if !statefulset_settled(&s) {
-                        return Err(Error::RolloutInProgress(format!(
-                            "StatefulSet {}",
-                            target.name
-                        )));
+                        return Err(Error::RolloutInProgress(what()));
                     }
                     in_use.add(s.spec.as_ref().map(|s| &s.template));
                 }
@@ -185,10 +174,7 @@ pub async fn hashes_in_use(
                 let api: Api<DaemonSet> = Api::namespaced(client.clone(), namespace);
                 if let Some(d) = api.get_opt(&target.name).await? {
                     if !daemonset_settled(&d) {
-                        return Err(Error::RolloutInProgress(format!(
-                            "DaemonSet {}",
-                            target.name
-                        )));
+                        return Err(Error::RolloutInProgress(what()));
                     }
                     in_use.add(d.spec.as_ref().map(|s| &s.template));
                 }
@@ -223,18 +209,6 @@ pub fn daemonset_settled(set: &DaemonSet) -> bool {
         && status.number_unavailable.unwrap_or(0) == 0
 }
 
-/// What [`prune_immutable`] works on: the config, its current output and its targets, and its
-/// `status.history` (the order of its contents).
-#[derive(Clone, Copy)]
-pub struct Prune<'a> {
-    pub owner: &'a Owner<'a>,
-    pub spec: &'a ToolConfigSpec,
-    /// The name of the current output (never deleted).
-    pub current: &'a str,
-    pub targets: &'a [Target],
-    pub history: &'a [HistoryEntry],
-}
-
 /// When old immutable outputs are to be checked again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GcPending {
@@ -248,19 +222,17 @@ pub enum GcPending {
 
 /// With `output.immutable`, deletes our previous outputs beyond the newest `keep` that no rollout
 /// target references any more. Says whether some are held back because a target still
-/// references them (or that could not be checked), so the caller re-checks.
+/// references them (or that could not be checked), so the caller re-checks. `current`: the
+/// current output's name (never deleted); `history`: `status.history` (the order of contents).
 pub async fn prune_immutable(
     client: &Client,
     metrics: &Metrics,
-    config: &Prune<'_>,
+    owner: &Owner<'_>,
+    spec: &ToolConfigSpec,
+    current: &str,
+    targets: &[Target],
+    history: &[HistoryEntry],
 ) -> Result<GcPending, Error> {
-    let Prune {
-        owner,
-        spec,
-        current,
-        targets,
-        history,
-    } = *config;
     let keep = spec.output().keep.unwrap_or(3) as usize;
     let uid = owner.uid.ok_or(Error::MissingField("metadata.uid"))?;
     let in_use = match hashes_in_use(client, owner.namespace, targets).await {
@@ -280,51 +252,15 @@ pub async fn prune_immutable(
             return Ok(GcPending::Held);
         }
     };
+    let resource = match spec.output().kind() {
+        OutputKind::ConfigMap => ApiResource::erase::<ConfigMap>(&()),
+        OutputKind::Secret => ApiResource::erase::<Secret>(&()),
+    };
+    let kind = &resource.kind;
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), owner.namespace, &resource);
     let selector = format!("{CONFIG_LABEL}={}", owner.name);
-    let lp = ListParams::default().labels(&selector);
-    match spec.output().kind() {
-        crate::engine::spec::OutputKind::ConfigMap => {
-            let api: Api<ConfigMap> = Api::namespaced(client.clone(), owner.namespace);
-            prune(
-                &api,
-                metrics,
-                "ConfigMap",
-                &lp,
-                uid,
-                current,
-                keep,
-                &in_use,
-                history,
-            )
-            .await
-        }
-        crate::engine::spec::OutputKind::Secret => {
-            let api: Api<Secret> = Api::namespaced(client.clone(), owner.namespace);
-            prune(
-                &api, metrics, "Secret", &lp, uid, current, keep, &in_use, history,
-            )
-            .await
-        }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn prune<K>(
-    api: &Api<K>,
-    metrics: &Metrics,
-    kind: &str,
-    lp: &ListParams,
-    uid: &str,
-    current: &str,
-    keep: usize,
-    in_use: &InUse,
-    history: &[HistoryEntry],
-) -> Result<GcPending, Error>
-where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
-{
     let old: Vec<OldOutput> = api
-        .list_metadata(lp)
+        .list_metadata(&ListParams::default().labels(&selector))
         .await?
         .items
         .into_iter()
@@ -345,7 +281,7 @@ where
             })
         })
         .collect();
-    let plan = plan_prune(old, keep, in_use);
+    let plan = plan_prune(old, keep, &in_use);
     for name in &plan.held {
         tracing::debug!(%kind, %name, "old immutable output still used by a rollout target; kept");
     }

@@ -6,7 +6,7 @@
 //! no dependency of its own.
 
 use k8s_openapi::api::core::v1::Volume;
-use kube::api::{ApiResource, DynamicObject};
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
 
 use super::*;
 use crate::engine::spec::OutputKind;
@@ -24,22 +24,15 @@ pub struct Target {
 impl Target {
     /// `rollout.targets` first, then the opt-ins not already named there, each once.
     pub fn merged(spec: &[RolloutTarget], opted_in: &[(RolloutKind, String)]) -> Vec<Target> {
+        let named = spec.iter().map(|t| (t.kind, &t.name, false));
+        let opted_in = opted_in.iter().map(|(kind, name)| (*kind, name, true));
         let mut targets: Vec<Target> = Vec::new();
-        for t in spec {
-            if !targets.iter().any(|x| x.kind == t.kind && x.name == t.name) {
+        for (kind, name, opted_in) in named.chain(opted_in) {
+            if !targets.iter().any(|x| x.kind == kind && &x.name == name) {
                 targets.push(Target {
-                    kind: t.kind,
-                    name: t.name.clone(),
-                    opted_in: false,
-                });
-            }
-        }
-        for (kind, name) in opted_in {
-            if !targets.iter().any(|x| x.kind == *kind && &x.name == name) {
-                targets.push(Target {
-                    kind: *kind,
+                    kind,
                     name: name.clone(),
-                    opted_in: true,
+                    opted_in,
                 });
             }
         }
@@ -90,13 +83,10 @@ pub fn api_resource(kind: RolloutKind) -> ApiResource {
         RolloutKind::Deployment => ApiResource::erase::<Deployment>(&()),
         RolloutKind::StatefulSet => ApiResource::erase::<StatefulSet>(&()),
         RolloutKind::DaemonSet => ApiResource::erase::<DaemonSet>(&()),
-        RolloutKind::Rollout => ApiResource {
-            group: "argoproj.io".into(),
-            version: "v1alpha1".into(),
-            api_version: "argoproj.io/v1alpha1".into(),
-            kind: "Rollout".into(),
-            plural: "rollouts".into(),
-        },
+        RolloutKind::Rollout => ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("argoproj.io", "v1alpha1", "Rollout"),
+            "rollouts",
+        ),
     }
 }
 
@@ -238,7 +228,7 @@ async fn roll(
         return Ok(live);
     }
     let names: Vec<String> = volumes.into_iter().map(|(volume, _)| volume).collect();
-    if target.kind == RolloutKind::Rollout {
+    let body = if target.kind == RolloutKind::Rollout {
         // Argo's CRD leaves the pod template unstructured, and server-side apply treats an
         // unstructured list as one atomic value: applying one volume would drop the others.
         // The annotation (a map) applies as for the other kinds; the volume names are replaced
@@ -247,14 +237,12 @@ async fn roll(
         if let (Some(mount), true) = (mount, stale_volume) {
             rename_volumes_in_place(&api, name, &workload, mount).await?;
         }
-        let annotation = patch(target.kind, name, hash, &[], None);
-        api.patch(name, &apply_params(), &Patch::Apply(&annotation))
-            .await?;
+        patch(target.kind, name, hash, &[], None)
     } else {
-        let body = patch(target.kind, name, hash, &names, mount);
-        api.patch(name, &apply_params(), &Patch::Apply(&body))
-            .await?;
-    }
+        patch(target.kind, name, hash, &names, mount)
+    };
+    api.patch(name, &apply_params(), &Patch::Apply(&body))
+        .await?;
     metrics.write("Workload");
     tracing::info!(workload = %name, kind = ?target.kind, %hash, volumes = ?names, "rolled out the new configuration hash");
     Ok(Some(hash.to_string()))

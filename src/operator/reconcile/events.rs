@@ -72,17 +72,13 @@ pub async fn publish_transitions(
         let before = previous.and_then(|p| p.history.last()).map(|e| &e.hash);
         let revision = next.history.last().filter(|e| Some(&e.hash) != before);
         let queued = QueuedEvent::Rendered {
-            config: ConfigId::new(
-                reference.namespace.clone().unwrap_or_default(),
-                reference.name.clone().unwrap_or_default(),
-            ),
+            config: ConfigId::of(config),
             output_kind: kind,
             output: output.as_str().into(),
             hash: ContentHash::new(&hash),
             revision: revision.map(|e| e.revision),
         };
-        if let Some(queued) = enqueue(ctx, queued) {
-            drop(queued);
+        if enqueue(ctx, queued).is_some() {
             let event = rendered(kind, &output, &hash, revision);
             publish_event(ctx, &reference, &event).await;
         }

@@ -163,14 +163,10 @@ fn known_dependencies(config: &KafkaToolConfig) -> Option<(ConfigId, Vec<SourceR
     }
     let globals = status
         .and_then(|s| s.inputs.as_ref())
-        .map(|inputs| {
-            inputs
-                .global_client_defaults
-                .iter()
-                .map(|g| g.name.clone())
-                .collect()
-        })
-        .unwrap_or_default();
+        .into_iter()
+        .flat_map(|inputs| &inputs.global_client_defaults)
+        .map(|g| g.name.clone())
+        .collect();
     Some((
         ConfigId::new(namespace, config.name_any()),
         sources,
@@ -189,13 +185,12 @@ const CACHE_CATCH_UP: Duration = Duration::from_secs(5);
 /// meanwhile), on the newer version once the watch has brought it in: the next status is built
 /// from the one it replaces. Neither a read of the config nor a cache of our own writes.
 async fn reconcile_inner(
-    config: Arc<KafkaToolConfig>,
+    mut config: Arc<KafkaToolConfig>,
     ctx: &Arc<Context>,
     namespace: &str,
     name: &str,
 ) -> Result<Action, Error> {
     let mut carried = Carried::default();
-    let mut config = config;
     for attempt in 1..=STATUS_WRITE_ATTEMPTS {
         if let Some(action) = run_pipeline(&config, ctx, namespace, name, &mut carried).await? {
             return Ok(action);
@@ -358,14 +353,7 @@ fn rollout_current(
     let Some(status) = config.status.as_ref() else {
         return false;
     };
-    let named = config
-        .spec
-        .config
-        .rollout
-        .as_ref()
-        .map(|r| r.targets.as_slice())
-        .unwrap_or(&[]);
-    let targets = apply::Target::merged(named, opted_in);
+    let (targets, _) = apply::targets_of(&config.spec.config, opted_in, None, None);
     if targets.is_empty() {
         return status.rollout.is_empty();
     }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::engine::Evaluation;
+use crate::engine::safe_text;
 use crate::operator::apply;
 use crate::operator::context::{Context, Error};
 use crate::operator::error::refused_for_good;
@@ -135,16 +136,7 @@ fn write_refused_message(
     if kind == "Secret" {
         return format!("{head} (the API server's message is not shown for a Secret)");
     }
-    let mut text = refusal.message.clone();
-    if text.len() > REFUSAL_MESSAGE_LIMIT {
-        let mut cut = REFUSAL_MESSAGE_LIMIT;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let total = text.len();
-        text.truncate(cut);
-        text.push_str(&format!("…({total} bytes)"));
-    }
+    let text = safe_text::cut(&refusal.message, REFUSAL_MESSAGE_LIMIT);
     format!("{head}: {text}")
 }
 

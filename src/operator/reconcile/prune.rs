@@ -1,7 +1,7 @@
 //! The prune step: with `output.immutable`, the old outputs no rollout target uses any more go
 //! (after the roll-out step, so what the targets carry now decides which are still used).
 
-use crate::operator::apply::{self, GcPending, Prune, Target};
+use crate::operator::apply::{self, GcPending, Target};
 use crate::operator::context::{Context, Error};
 use crate::operator::reconcile::output::Applied;
 use crate::output::Owner;
@@ -21,14 +21,16 @@ pub async fn prune(
     let Some(current) = &applied.immutable else {
         return Ok(GcPending::No);
     };
-    let prune = Prune {
+    let history = previous.map(|s| s.history.as_slice()).unwrap_or_default();
+    apply::prune_immutable(
+        &ctx.client,
+        &ctx.metrics,
         owner,
         spec,
         current,
         targets,
-        history: previous.map(|s| s.history.as_slice()).unwrap_or_default(),
-    };
-    apply::prune_immutable(&ctx.client, &ctx.metrics, &prune)
-        .await
-        .map_err(|error| error.in_step(Error::Prune))
+        history,
+    )
+    .await
+    .map_err(|error| error.in_step(Error::Prune))
 }

@@ -31,7 +31,8 @@ impl Previous<'_> {
     fn differs(&self, next: &KafkaToolConfigStatus) -> bool {
         match &self.projection {
             Some(projection) => projection.differs_from_stored(next),
-            None => apply::status_changed(self.status.as_ref(), next),
+            // Read from the API server: exactly the serialized form.
+            None => self.status.as_ref() != Some(next),
         }
     }
 }
@@ -41,22 +42,12 @@ impl Previous<'_> {
 /// cache may not have this operator's last write of it yet; the status write then finds the
 /// config at a later resourceVersion than `config`'s and is refused ([`write`]).
 pub fn previous_status(config: &KafkaToolConfig) -> Previous<'_> {
-    match config.status.as_ref() {
-        Some(stored) => match stored.rebuilt() {
-            Some(rebuilt) => Previous {
-                status: Some(rebuilt),
-                projection: Some(stored),
-            },
-            // Not a projection (a status read from the API server): compared as it is.
-            None => Previous {
-                status: Some(stored.clone()),
-                projection: None,
-            },
-        },
-        None => Previous {
-            status: None,
-            projection: None,
-        },
+    let stored = config.status.as_ref();
+    let rebuilt = stored.and_then(KafkaToolConfigStatus::rebuilt);
+    Previous {
+        projection: stored.filter(|_| rebuilt.is_some()),
+        // Not a projection (a status read from the API server): compared as it is.
+        status: rebuilt.or_else(|| stored.cloned()),
     }
 }
 
@@ -88,57 +79,39 @@ pub fn next_status(
     }
     let namespace = config.namespace().unwrap_or_default();
     crate::operator::pods::record(&ctx.pods, &namespace, &mut next, before, &now);
-    record_history(
-        ctx, config, before, evaluated, applied, sources, &mut next, &now,
-    );
-    next
-}
-
-/// A new live hash (not a failed write) is a revision: `status.history` says what changed, why
-/// and who changed it.
-// The parts of one reconcile's result; a struct would only name them a second time.
-#[allow(clippy::too_many_arguments)]
-fn record_history(
-    ctx: &Context,
-    config: &KafkaToolConfig,
-    before: Option<&KafkaToolConfigStatus>,
-    Evaluated { ev, seen }: &Evaluated,
-    applied: &Applied,
-    sources: BTreeMap<SourceRef, Author>,
-    next: &mut KafkaToolConfigStatus,
-    now: &str,
-) {
+    // A new live hash (not a failed write) is a revision: `status.history` says what changed,
+    // why and who changed it.
     let live = &applied.live;
-    let (Some(hash), Some(rendered)) = (&live.hash, &ev.rendered) else {
-        return;
-    };
-    if applied.previous_hash.as_deref() == Some(hash.as_str()) || live.write_failure.is_some() {
-        return;
+    if let (Some(hash), Some(rendered)) = (&live.hash, &ev.rendered)
+        && applied.previous_hash.as_deref() != Some(hash.as_str())
+        && live.write_failure.is_none()
+    {
+        // What the previous evaluation saw is in its status (also after a restart).
+        let seen_before = before.and_then(|before| {
+            Some(inputs::from_status(
+                before.observed_generation,
+                before.inputs.as_ref()?,
+            ))
+        });
+        let key_id = ctx.hash_key.id();
+        let change = history::Change {
+            config,
+            ev,
+            previous_files: applied.previous_files.as_ref(),
+            files: &rendered.files,
+            previous: before,
+            hash_key_id: &key_id,
+            seen_before: seen_before.as_ref(),
+            seen,
+            authors: Authors {
+                config: None,
+                sources,
+                globals: inputs::global_authors(ctx, seen),
+            },
+        };
+        history::record_revision(change, &mut next, hash, &now);
     }
-    // What the previous evaluation saw is in its status (also after a restart).
-    let seen_before = before.and_then(|before| {
-        Some(inputs::from_status(
-            before.observed_generation,
-            before.inputs.as_ref()?,
-        ))
-    });
-    let key_id = ctx.hash_key.id();
-    let change = history::Change {
-        config,
-        ev,
-        previous_files: applied.previous_files.as_ref(),
-        files: &rendered.files,
-        previous: before,
-        hash_key_id: &key_id,
-        seen_before: seen_before.as_ref(),
-        seen,
-        authors: Authors {
-            config: None,
-            sources,
-            globals: inputs::global_authors(ctx, seen),
-        },
-    };
-    history::record_revision(change, next, hash, now);
+    next
 }
 
 /// What became of a status write.
@@ -173,5 +146,41 @@ pub async fn write(
         Err(Error::Kube(kube::Error::Api(status))) if status.is_not_found() => Ok(Written::Gone),
         Err(Error::Kube(kube::Error::Api(status))) if status.is_conflict() => Ok(Written::Stale),
         Err(error) => Err(error.in_step(Error::Status)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn explained_status(over: &str) -> KafkaToolConfigStatus {
+        KafkaToolConfigStatus {
+            config_hash: Some("sha256:ab".into()),
+            warnings: vec![crate::status::StatusWarning {
+                key: "lingr.ms".into(),
+                role: None,
+                reason: "UnknownKey".into(),
+                message: "did you mean linger.ms?".into(),
+            }],
+            shadowed: vec![crate::status::ShadowedKey {
+                key: "acks".into(),
+                role: crate::engine::spec::Role::Producer,
+                winner: "args".into(),
+                over: vec![over.into()],
+            }],
+            ..KafkaToolConfigStatus::default()
+        }
+    }
+
+    #[test]
+    fn a_full_previous_status_is_compared_as_it_is() {
+        let previous = |status| Previous {
+            status,
+            projection: None,
+        };
+        let stored = Some(explained_status("properties"));
+        assert!(!previous(stored.clone()).differs(&explained_status("properties")));
+        assert!(previous(stored.clone()).differs(&explained_status("toolDefaults")));
+        assert!(previous(None).differs(&explained_status("properties")));
     }
 }
