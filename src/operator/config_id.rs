@@ -1,7 +1,5 @@
 //! One KafkaToolConfig, by namespace and name: the key of every per-config table of the operator.
 
-use std::fmt;
-
 use kube::ResourceExt;
 use kube::runtime::reflector::ObjectRef;
 
@@ -29,11 +27,5 @@ impl ConfigId {
     /// The reference the caches and the controller's queue use.
     pub fn object_ref(&self) -> ObjectRef<KafkaToolConfig> {
         ObjectRef::new(&self.name).within(&self.namespace)
-    }
-}
-
-impl fmt::Display for ConfigId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.namespace, self.name)
     }
 }

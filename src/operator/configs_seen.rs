@@ -7,14 +7,8 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ConfigsSeen(watch::Sender<u64>);
-
-impl Default for ConfigsSeen {
-    fn default() -> Self {
-        ConfigsSeen(watch::Sender::new(0))
-    }
-}
 
 impl ConfigsSeen {
     /// The caches have applied one more config watch event.

@@ -231,16 +231,10 @@ impl Context {
     /// (up to 5 minutes) would otherwise keep them waiting long after the API server is back:
     /// a relist passes only configs whose generation changed.
     pub fn retry_failed(&self, store: &Store<KafkaToolConfig>) -> Vec<ObjectRef<KafkaToolConfig>> {
-        let mut retry = Vec::new();
-        lock(&self.failures).retain(|id, _| {
-            let reference = id.object_ref();
-            let cached = store.get(&reference).is_some();
-            if cached {
-                retry.push(reference);
-            }
-            !cached
-        });
-        retry
+        lock(&self.failures)
+            .extract_if(|id, _| store.get(&id.object_ref()).is_some())
+            .map(|(id, _)| id.object_ref())
+            .collect()
     }
 }
 

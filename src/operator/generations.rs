@@ -21,6 +21,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
 use crate::operator::crd::KafkaToolConfig;
+use crate::operator::index::{intern, release};
 use crate::operator::versions::Compact;
 
 #[derive(Debug, Default)]
@@ -36,7 +37,7 @@ pub struct Generations {
     deferred: Option<HashSet<(Arc<str>, Box<str>)>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Seen {
     uid: Option<Compact>,
     generation: Option<i64>,
@@ -46,18 +47,8 @@ struct Seen {
 impl Generations {
     fn key(&mut self, config: &KafkaToolConfig) -> (Arc<str>, Box<str>) {
         let namespace = config.metadata.namespace.as_deref().unwrap_or_default();
-        let shared = match self.namespaces.get(namespace) {
-            Some(shared) => shared.clone(),
-            None => {
-                let shared: Arc<str> = namespace.into();
-                self.namespaces.insert(shared.clone());
-                shared
-            }
-        };
-        (
-            shared,
-            config.metadata.name.as_deref().unwrap_or_default().into(),
-        )
+        let name = config.metadata.name.as_deref().unwrap_or_default();
+        (intern(&mut self.namespaces, namespace), name.into())
     }
 
     /// Whether an applied config should reconcile now: new, or another generation or uid, and
@@ -81,29 +72,14 @@ impl Generations {
         let key = self.key(config);
         let uid = config.metadata.uid.as_deref().map(Compact::new);
         let generation = config.metadata.generation;
-        let epoch = self.epoch;
-        match self.seen.get_mut(&key) {
-            Some(seen) => {
-                seen.epoch = epoch;
-                if seen.uid == uid && seen.generation == generation && generation.is_some() {
-                    return false;
-                }
-                seen.uid = uid;
-                seen.generation = generation;
-                true
-            }
-            None => {
-                self.seen.insert(
-                    key,
-                    Seen {
-                        uid,
-                        generation,
-                        epoch,
-                    },
-                );
-                true
-            }
+        // A new entry differs: its generation is None.
+        let seen = self.seen.entry(key).or_default();
+        seen.epoch = self.epoch;
+        if seen.uid == uid && seen.generation == generation && generation.is_some() {
+            return false;
         }
+        (seen.uid, seen.generation) = (uid, generation);
+        true
     }
 
     /// Every event of the watch, after the cache has applied it. Returns the configs a relist
@@ -145,12 +121,7 @@ impl Generations {
             watcher::Event::Delete(config) => {
                 let (namespace, name) = self.key(config);
                 self.seen.remove(&(namespace.clone(), name));
-                // Held by the set and here only: the namespace's last config is gone (namespaces
-                // come and go, one per pull request say, and a long-running operator must not
-                // keep them all).
-                if Arc::strong_count(&namespace) == 2 {
-                    self.namespaces.remove(&*namespace);
-                }
+                release(&mut self.namespaces, namespace);
             }
             watcher::Event::Apply(_) => {}
         }

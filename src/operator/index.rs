@@ -99,18 +99,26 @@ struct Edges {
     globals: Box<[Box<str>]>,
 }
 
-impl ReverseIndex {
-    fn namespace(&mut self, namespace: &str) -> Arc<str> {
-        match self.namespaces.get(namespace) {
-            Some(shared) => shared.clone(),
-            None => {
-                let shared: Arc<str> = namespace.into();
-                self.namespaces.insert(shared.clone());
-                shared
-            }
-        }
+/// The one shared copy of `namespace` in `namespaces`.
+pub(crate) fn intern(namespaces: &mut HashSet<Arc<str>>, namespace: &str) -> Arc<str> {
+    if let Some(shared) = namespaces.get(namespace) {
+        return shared.clone();
     }
+    let shared: Arc<str> = namespace.into();
+    namespaces.insert(shared.clone());
+    shared
+}
 
+/// Drops `namespace` from `namespaces` when the set's handle and this one are the last: nothing
+/// of the namespace is left. Namespaces come and go (one per pull request, say); a long-running
+/// operator must not keep them all.
+pub(crate) fn release(namespaces: &mut HashSet<Arc<str>>, namespace: Arc<str>) {
+    if Arc::strong_count(&namespace) == 2 {
+        namespaces.remove(&*namespace);
+    }
+}
+
+impl ReverseIndex {
     /// The index's own form of a config key, when its namespace is known.
     fn probe(&self, config: &ConfigId) -> Option<Config> {
         Some(Config {
@@ -142,7 +150,7 @@ impl ReverseIndex {
             return;
         }
         self.forget(config);
-        let namespace = self.namespace(&config.namespace);
+        let namespace = intern(&mut self.namespaces, &config.namespace);
         let id = Arc::new(Config {
             namespace: namespace.clone(),
             name: config.name.as_str().into(),
@@ -154,24 +162,15 @@ impl ReverseIndex {
                 kind,
                 name: name.into(),
             };
-            let existing = self
-                .dependants
-                .get_key_value(&probe)
-                .map(|(k, _)| k.clone());
-            match existing {
-                Some(key) => {
-                    if let Some(dependants) = self.dependants.get_mut(&key) {
-                        dependants.insert(id.clone());
-                    }
-                    edge_sources.push(key);
-                }
-                None => {
-                    let key = Arc::new(probe);
-                    self.dependants
-                        .insert(key.clone(), Dependants::One(id.clone()));
-                    edge_sources.push(key);
-                }
-            }
+            let key = match self.dependants.get_key_value(&probe) {
+                Some((key, _)) => key.clone(),
+                None => Arc::new(probe),
+            };
+            self.dependants
+                .entry(key.clone())
+                .or_insert_with(|| Dependants::One(id.clone()))
+                .insert(id.clone());
+            edge_sources.push(key);
         }
         for name in &names {
             self.globals
@@ -209,13 +208,7 @@ impl ReverseIndex {
                 }
             }
         }
-        let Config { namespace, .. } = probe;
-        // The set's handle and `namespace` are the last ones: every config, source and edge of
-        // the namespace is gone. Namespaces come and go (one per pull request, say); a
-        // long-running operator must not keep them all.
-        if Arc::strong_count(&namespace) == 2 {
-            self.namespaces.remove(&*namespace);
-        }
+        release(&mut self.namespaces, probe.namespace);
     }
 
     /// Forgets every config `keep` says no to (deleted while the watch was down: no Delete

@@ -7,14 +7,8 @@ use tokio::sync::watch;
 /// `Store::wait_until_ready` wakes only the most recent of several concurrent waiters (a oneshot
 /// underneath, `DelayedInit`) and the controller itself waits on it; besides, the version caches
 /// and the workload watches have no `Store`. Set from each watch stream's `InitDone`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Synced(watch::Sender<bool>);
-
-impl Default for Synced {
-    fn default() -> Self {
-        Synced(watch::Sender::new(false))
-    }
-}
 
 impl Synced {
     pub fn mark(&self) {

@@ -60,14 +60,6 @@ pub use run::run;
 /// its render starts, so it is short (edit → output p50 ≤ 100 ms, issue 7).
 const DEBOUNCE: Duration = Duration::from_millis(50);
 
-fn receiver_stream<T: Send + 'static>(
-    rx: UnboundedReceiver<T>,
-) -> impl Stream<Item = T> + Send + 'static {
-    futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
-    })
-}
-
 /// One item each time this replica becomes the leader (not for the value it starts with: without
 /// leader election it leads from the start, and the first list reconciles everything anyway).
 fn became_leader(leader: watch::Receiver<bool>) -> impl Stream<Item = ()> + Send + 'static {
@@ -90,12 +82,12 @@ fn controller(
     synced: Synced,
     ctx: &Arc<Context>,
     versions: &ScopeVersions,
-    triggers: UnboundedReceiver<ObjectRef<KafkaToolConfig>>,
+    mut triggers: UnboundedReceiver<ObjectRef<KafkaToolConfig>>,
     leader: watch::Receiver<bool>,
 ) -> BoxFuture<'static, ()> {
     let report_ctx = ctx.clone();
     let generations = Arc::new(std::sync::Mutex::new(Generations::default()));
-    let (owned_tx, owned_rx) = unbounded_channel();
+    let (owned_tx, mut owned_rx) = unbounded_channel();
     let primary = watcher(
         scoped::<DeserializeGuard<KafkaToolConfig>>(client, scope),
         watcher::Config::default(),
@@ -105,10 +97,7 @@ fn controller(
         let ctx = report_ctx.clone();
         async move {
             let mut invalid = Vec::new();
-            let event = match event {
-                Ok(event) => unguard(event, &mut invalid).map(Ok),
-                Err(error) => Some(Err(error)),
-            };
+            let event = event.map(|event| unguard(event, &mut invalid)).transpose();
             for object in invalid {
                 report_invalid(&ctx, object).await;
             }
@@ -190,8 +179,8 @@ fn controller(
         )
         .watches_stream(config_maps, dependants(ctx.clone(), SourceKind::ConfigMap))
         .watches_stream(secrets, dependants(ctx.clone(), SourceKind::Secret))
-        .reconcile_on(receiver_stream(owned_rx))
-        .reconcile_on(receiver_stream(triggers))
+        .reconcile_on(futures::stream::poll_fn(move |cx| owned_rx.poll_recv(cx)))
+        .reconcile_on(futures::stream::poll_fn(move |cx| triggers.poll_recv(cx)))
         .reconcile_all_on(became_leader(leader))
         .run(reconcile, error_policy, ctx.clone())
         .for_each(|result| async move {

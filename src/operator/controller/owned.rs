@@ -95,8 +95,9 @@ impl Settling {
 /// deleted; when one carries a hash its owner's status does not record, after
 /// [`OWN_WRITE_SETTLE`] (and [`OWN_WRITE_PATIENCE`] more while the status watch catches up) and
 /// only if the status still does not record it and no later event of the output came meanwhile
-/// (someone else changed the output; our own write is recorded by then). Replaces `owns_stream`, which reconciled the owner again after each of its own writes:
-/// two reconciles per source edit.
+/// (someone else changed the output; our own write is recorded by then). Replaces
+/// `owns_stream`, which reconciled the owner again after each of its own writes: two reconciles
+/// per source edit.
 pub(super) async fn forward_owned<K>(
     events: impl Stream<Item = Result<watcher::Event<PartialObjectMeta<K>>, watcher::Error>> + Send,
     reader: Store<KafkaToolConfig>,
@@ -123,12 +124,8 @@ pub(super) async fn forward_owned<K>(
         };
         let output: OutputKey = (object.namespace().unwrap_or_default(), object.name_any());
         lock(&settling).supersede(&output);
-        if deleted {
-            let _ = tx.send(owner);
-            continue;
-        }
-        // Files or the hash annotation written by someone else: repair now.
-        if foreign_content_owner(&object.metadata) {
+        // Deleted, or files or the hash annotation written by someone else: repair now.
+        if deleted || foreign_content_owner(&object.metadata) {
             let _ = tx.send(owner);
             continue;
         }

@@ -50,19 +50,14 @@ fn init_logging(format: LogFormat) {
     };
 }
 
-/// Sends a config to the controller of its scope.
-struct Routes {
-    routes: Vec<(Option<String>, UnboundedSender<ObjectRef<KafkaToolConfig>>)>,
-}
+/// Sends a config to the controller of its scope: (namespace, or None for all, and its queue).
+struct Routes(Vec<(Option<String>, UnboundedSender<ObjectRef<KafkaToolConfig>>)>);
 
 impl Routes {
     fn send(&self, object: ObjectRef<KafkaToolConfig>) {
-        let ns = object.namespace.clone();
-        for (scope, tx) in &self.routes {
-            if scope.is_none() || scope.as_deref() == ns.as_deref() {
-                let _ = tx.send(object.clone());
-                return;
-            }
+        let mut routes = self.0.iter();
+        if let Some((_, tx)) = routes.find(|(ns, _)| ns.is_none() || *ns == object.namespace) {
+            let _ = tx.send(object);
         }
     }
 }
@@ -172,13 +167,8 @@ pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
     tokio::spawn(mark_ready(ready.clone(), every_cache));
 
     let (senders, receivers): (Vec<_>, Vec<_>) = scopes.iter().map(|_| unbounded_channel()).unzip();
-    let routes = Arc::new(Routes {
-        routes: scopes
-            .iter()
-            .map(|s| s.namespace.clone())
-            .zip(senders)
-            .collect(),
-    });
+    let scope_names = scopes.iter().map(|s| s.namespace.clone());
+    let routes = Arc::new(Routes(scope_names.zip(senders).collect()));
     let mut controllers: Vec<BoxFuture<'static, ()>> = Vec::new();
     for ((scope, triggers), versions) in scopes
         .into_iter()
@@ -385,16 +375,12 @@ async fn global_triggers(
         };
         let name = global.name_any();
         let generation = global.metadata.generation;
-        let changed = if deleted {
-            generations.remove(&name);
-            true
-        } else {
-            // The initial list is not a change: reconciles wait for this cache anyway.
-            match generations.insert(name.clone(), generation) {
-                None => !initial,
-                Some(old) => old != generation,
-            }
+        let old = match deleted {
+            true => generations.remove(&name),
+            false => generations.insert(name.clone(), generation),
         };
+        // The initial list is not a change: reconciles wait for this cache anyway.
+        let changed = deleted || old.map_or(!initial, |old| old != generation);
         if changed {
             let affected = globals::affected(&ctx, &global);
             debug!(global = %name, count = affected.len(), "GlobalClientDefaults changed");
@@ -498,23 +484,14 @@ fn step_down(leader: &watch::Sender<bool>, metrics: &Metrics, why: String) -> Op
 }
 
 async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
+    if let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
     {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = ctrl_c => {},
-                    _ = term.recv() => {},
-                }
-            }
-            Err(_) => {
-                let _ = ctrl_c.await;
-            }
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {},
+            _ = term.recv() => {},
         }
+        return;
     }
-    #[cfg(not(unix))]
-    {
-        let _ = ctrl_c.await;
-    }
+    let _ = tokio::signal::ctrl_c().await;
 }
