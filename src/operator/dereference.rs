@@ -21,6 +21,7 @@ use crate::output::{config_map_source, secret_source};
 use crate::status::Author;
 
 /// The sources of one namespace and the resourceVersion each had when read (None: absent).
+#[derive(Default)]
 pub struct Fetched {
     pub sources: SourceSet,
     pub versions: BTreeMap<SourceRef, Option<String>>,
@@ -38,10 +39,8 @@ pub async fn get_at_least<K>(
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
-    let Some(version) = resource_version else {
-        return api.get_opt(name).await;
-    };
-    match api.get_with(name, &GetParams::at(version)).await {
+    let params = resource_version.map(GetParams::at).unwrap_or_default();
+    match api.get_with(name, &params).await {
         Ok(object) => Ok(Some(object)),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(None),
         Err(error) => Err(error),
@@ -58,11 +57,7 @@ pub async fn fetch_sources(
 ) -> Result<Fetched, Error> {
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
-    let mut fetched = Fetched {
-        sources: SourceSet::default(),
-        versions: BTreeMap::new(),
-        authors: BTreeMap::new(),
-    };
+    let mut fetched = Fetched::default();
     for r in refs {
         let at_least = cached(r);
         let at_least = at_least.as_deref();

@@ -31,12 +31,7 @@ pub enum QueuedEvent {
     },
     /// Any other Event, whole, and the object it is about (boxed: few are queued, and every
     /// slot of the queue is the size of the largest variant).
-    Whole(
-        Box<(
-            k8s_openapi::api::core::v1::ObjectReference,
-            kube::runtime::events::Event,
-        )>,
-    ),
+    Whole(Box<(ObjectReference, Event)>),
 }
 /// Events queued at most; beyond, a reconcile publishes its own. Rendered Events wait for the
 /// reconciles to finish (`reconcile::deliver_events`): an initial sync of 10,000 configs queues

@@ -8,9 +8,11 @@ use std::time::Duration;
 use kube::api::Api;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
+use sha2::Digest as _;
 
 use crate::engine::catalogue::tools::ToolCatalogue;
 use crate::engine::globals::GlobalDefaults;
+use crate::engine::render::{UNKEYED_PREFIX, hash_label};
 use crate::operator::apply;
 use crate::operator::config_id::ConfigId;
 use crate::operator::context::{Context, lock};
@@ -117,17 +119,7 @@ fn record_revision(
     now: &str,
 ) {
     let spec = serde_json::to_vec(&global.spec.config).unwrap_or_default();
-    let hash = {
-        use sha2::Digest as _;
-        let digest = sha2::Sha256::digest(&spec);
-        format!(
-            "sha256:{}",
-            digest
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        )
-    };
+    let hash = hash_label(UNKEYED_PREFIX, &sha2::Sha256::digest(&spec));
     if status.history.last().is_some_and(|h| h.hash == hash) {
         return;
     }
@@ -136,17 +128,11 @@ fn record_revision(
         .get(crate::output::CHANGE_CAUSE_ANNOTATION)
         .map(String::as_str)
         .filter(|a| !status.history.iter().any(|h| h.cause == a.trim()));
-    let first = status.history.is_empty();
+    let generation = global.meta().generation.unwrap_or(0);
     let cause = match history::new_annotation(annotation, None) {
         Some(text) => text.to_string(),
-        None if first => format!(
-            "first revision (generation {})",
-            global.meta().generation.unwrap_or(0)
-        ),
-        None => format!(
-            "spec changed (generation {})",
-            global.meta().generation.unwrap_or(0)
-        ),
+        None if status.history.is_empty() => format!("first revision (generation {generation})"),
+        None => format!("spec changed (generation {generation})"),
     };
     let mut history = crate::status::KafkaToolConfigStatus {
         history: std::mem::take(&mut status.history),

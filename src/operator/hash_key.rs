@@ -134,12 +134,8 @@ pub async fn ensure(client: &Client, at: &KeySecret<'_>) -> Result<HashKey, KeyE
     }
     let mut bytes = vec![0u8; HashKey::LEN];
     getrandom::fill(&mut bytes).map_err(|e| KeyError::Random(e.to_string()))?;
-    let secret = at.new_secret(bytes.clone());
-    let key = HashKey::new(bytes).map_err(|source| KeyError::Invalid {
-        namespace: at.namespace.to_string(),
-        name: at.name.to_string(),
-        source,
-    })?;
+    let secret = at.new_secret(bytes);
+    let key = at.key_of(secret.clone())?;
     match api.create(&PostParams::default(), &secret).await {
         Ok(_) => {
             info!(namespace = at.namespace, secret = at.name, key_id = %key.id(), "created the content-hash key");

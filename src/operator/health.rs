@@ -19,14 +19,6 @@ struct Shared {
     ready: Synced,
 }
 
-pub fn router(metrics: Arc<Metrics>, ready: Synced) -> Router {
-    Router::new()
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics_text))
-        .with_state(Shared { metrics, ready })
-}
-
 async fn readyz(State(shared): State<Shared>) -> impl IntoResponse {
     if shared.ready.is_set() {
         (StatusCode::OK, "ready")
@@ -35,17 +27,11 @@ async fn readyz(State(shared): State<Shared>) -> impl IntoResponse {
     }
 }
 
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
 async fn metrics_text(State(shared): State<Shared>) -> impl IntoResponse {
     match shared.metrics.encode() {
-        Ok(text) => (
-            StatusCode::OK,
-            [(
-                header::CONTENT_TYPE,
-                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-            )],
-            text,
-        )
-            .into_response(),
+        Ok(text) => ([(header::CONTENT_TYPE, OPENMETRICS)], text).into_response(),
         Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "cannot encode metrics").into_response(),
     }
 }
@@ -57,7 +43,11 @@ pub async fn serve(
     ready: Synced,
 ) -> Result<tokio::task::JoinHandle<()>, std::io::Error> {
     let listener = tokio::net::TcpListener::bind(address).await?;
-    let app = router(metrics, ready);
+    let app = Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics_text))
+        .with_state(Shared { metrics, ready });
     Ok(tokio::spawn(async move {
         if let Err(error) = axum::serve(listener, app).await {
             tracing::error!(%error, "the health and metrics server stopped");

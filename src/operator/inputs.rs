@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use kube::ResourceExt;
+use kube::runtime::reflector::ObjectRef;
 
 use crate::engine::catalogue::tools::ToolCatalogue;
 use crate::engine::globals;
@@ -43,20 +44,10 @@ pub fn selected_globals(
 /// Who last changed the spec of each GlobalClientDefaults in `seen`, from the cache's kept
 /// managedFields entry.
 pub fn global_authors(ctx: &Context, seen: &Seen) -> BTreeMap<String, Author> {
-    ctx.caches
-        .globals
-        .state()
-        .iter()
-        .filter(|g| {
-            g.metadata
-                .name
-                .as_ref()
-                .is_some_and(|n| seen.globals.contains_key(n))
-        })
-        .filter_map(|g| {
-            let author = authors::author("GlobalClientDefaults", &g.metadata, authors::SPEC)?;
-            Some((author.name.clone(), author))
-        })
+    (seen.globals.keys())
+        .filter_map(|name| ctx.caches.globals.get(&ObjectRef::new(name)))
+        .filter_map(|g| authors::author("GlobalClientDefaults", &g.metadata, authors::SPEC))
+        .map(|author| (author.name.clone(), author))
         .collect()
 }
 

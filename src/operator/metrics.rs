@@ -4,27 +4,14 @@
 
 use std::sync::atomic::AtomicI64;
 
-use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ReasonLabels {
-    pub reason: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct KindLabels {
-    pub kind: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ReadyLabels {
-    pub ready: String,
-}
+/// One label: `reason`, `kind` or `ready`.
+type Label = [(&'static str, String); 1];
 
 /// Every metric the controller exports, registered once in [`Metrics::new`].
 pub struct Metrics {
@@ -32,10 +19,10 @@ pub struct Metrics {
     pub reconciles: Counter,
     /// Reconciles that proved from the watch caches that nothing changed: no request at all.
     pub unchanged: Counter,
-    pub reconcile_errors: Family<ReasonLabels, Counter>,
+    pub reconcile_errors: Family<Label, Counter>,
     pub reconcile_duration: Histogram,
-    pub writes: Family<KindLabels, Counter>,
-    pub configs: Family<ReadyLabels, Gauge>,
+    pub writes: Family<Label, Counter>,
+    pub configs: Family<Label, Gauge>,
     /// Reconciles running now: the closest thing to a queue depth kube-runtime lets us observe.
     pub in_flight: Gauge<i64, AtomicI64>,
     pub leader: Gauge<i64, AtomicI64>,
@@ -49,93 +36,77 @@ impl Default for Metrics {
 
 impl Metrics {
     pub fn new() -> Self {
-        let mut registry = Registry::with_prefix("kafka_config");
-        let reconciles = Counter::default();
-        let unchanged = Counter::default();
-        let reconcile_errors = Family::<ReasonLabels, Counter>::default();
-        let reconcile_duration = Histogram::new([
-            0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-        ]);
-        let writes = Family::<KindLabels, Counter>::default();
-        let configs = Family::<ReadyLabels, Gauge>::default();
-        let in_flight = Gauge::<i64, AtomicI64>::default();
-        let leader = Gauge::<i64, AtomicI64>::default();
+        let mut metrics = Metrics {
+            registry: Registry::with_prefix("kafka_config"),
+            reconciles: Counter::default(),
+            unchanged: Counter::default(),
+            reconcile_errors: Family::default(),
+            reconcile_duration: Histogram::new([
+                0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+            ]),
+            writes: Family::default(),
+            configs: Family::default(),
+            in_flight: Gauge::default(),
+            leader: Gauge::default(),
+        };
+        let registry = &mut metrics.registry;
         registry.register(
             "reconciles",
             "Reconciles run by the leader",
-            reconciles.clone(),
+            metrics.reconciles.clone(),
         );
         registry.register(
             "reconciles_unchanged",
             "Reconciles that found, from the watch caches alone, that nothing changed (no API request)",
-            unchanged.clone(),
+            metrics.unchanged.clone(),
         );
         registry.register(
             "reconcile_errors",
             "Failed reconciles, by reason",
-            reconcile_errors.clone(),
+            metrics.reconcile_errors.clone(),
         );
         registry.register(
             "reconcile_duration_seconds",
             "Time one reconcile takes",
-            reconcile_duration.clone(),
+            metrics.reconcile_duration.clone(),
         );
         registry.register(
             "writes",
             "Objects written (created, applied, patched or deleted), by kind",
-            writes.clone(),
+            metrics.writes.clone(),
         );
         registry.register(
             "configs",
             "KafkaToolConfigs by their Ready condition",
-            configs.clone(),
+            metrics.configs.clone(),
         );
         registry.register(
             "reconciles_in_flight",
             "Reconciles running now",
-            in_flight.clone(),
+            metrics.in_flight.clone(),
         );
         registry.register(
             "leader",
             "1 while this replica holds the leader Lease",
-            leader.clone(),
+            metrics.leader.clone(),
         );
-        Metrics {
-            registry,
-            reconciles,
-            unchanged,
-            reconcile_errors,
-            reconcile_duration,
-            writes,
-            configs,
-            in_flight,
-            leader,
-        }
+        metrics
     }
 
     pub fn write(&self, kind: &str) {
-        self.writes
-            .get_or_create(&KindLabels {
-                kind: kind.to_string(),
-            })
-            .inc();
+        self.writes.get_or_create(&[("kind", kind.into())]).inc();
     }
 
     pub fn error(&self, reason: &str) {
-        self.reconcile_errors
-            .get_or_create(&ReasonLabels {
-                reason: reason.to_string(),
-            })
-            .inc();
+        let labels = [("reason", reason.into())];
+        self.reconcile_errors.get_or_create(&labels).inc();
     }
 
     /// Sets the `configs{ready}` gauge from counts of True / False / Unknown.
     pub fn set_configs(&self, ready: i64, not_ready: i64, unknown: i64) {
         for (label, value) in [("true", ready), ("false", not_ready), ("unknown", unknown)] {
             self.configs
-                .get_or_create(&ReadyLabels {
-                    ready: label.to_string(),
-                })
+                .get_or_create(&[("ready", label.into())])
                 .set(value);
         }
     }

@@ -118,9 +118,7 @@ pub enum OperatorError {
 }
 
 /// Runs the controller until a termination signal (or loss of leadership).
-pub async fn run(options: RunOptions) -> Result<(), OperatorError> {
-    controller::run(options).await
-}
+pub use controller::run;
 
 /// Verifies that the CRDs are served before any watch starts: a missing CRD would otherwise
 /// show up only as an endless watch backoff.

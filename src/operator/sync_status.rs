@@ -51,10 +51,10 @@ fn targeting(
 fn watch<K>(
     client: &Client,
     scope: Option<&str>,
-    ctx: Arc<Context>,
-    synced: Synced,
+    ctx: &Arc<Context>,
+    synced: &Synced,
     pods: fn(&K) -> Option<Pods>,
-    send: impl Fn(ObjectRef<KafkaToolConfig>) + Send + 'static,
+    send: &(impl Fn(ObjectRef<KafkaToolConfig>) + Clone + Send + 'static),
 ) where
     K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
         + Clone
@@ -70,6 +70,7 @@ fn watch<K>(
     let Some(kind) = KINDS.iter().copied().find(|k| *k == K::kind(&())) else {
         return;
     };
+    let (ctx, synced, send) = (ctx.clone(), synced.clone(), send.clone());
     tokio::spawn(async move {
         let mut events = std::pin::pin!(watcher(api, watcher::Config::default()).default_backoff());
         while let Some(event) = events.next().await {
@@ -110,28 +111,7 @@ pub fn spawn(
     synced: &[Synced; 3],
     send: impl Fn(ObjectRef<KafkaToolConfig>) + Clone + Send + 'static,
 ) {
-    watch::<Deployment>(
-        client,
-        scope,
-        ctx.clone(),
-        synced[0].clone(),
-        pods::deployment,
-        send.clone(),
-    );
-    watch::<StatefulSet>(
-        client,
-        scope,
-        ctx.clone(),
-        synced[1].clone(),
-        pods::stateful_set,
-        send.clone(),
-    );
-    watch::<DaemonSet>(
-        client,
-        scope,
-        ctx.clone(),
-        synced[2].clone(),
-        pods::daemon_set,
-        send,
-    );
+    watch::<Deployment>(client, scope, ctx, &synced[0], pods::deployment, &send);
+    watch::<StatefulSet>(client, scope, ctx, &synced[1], pods::stateful_set, &send);
+    watch::<DaemonSet>(client, scope, ctx, &synced[2], pods::daemon_set, &send);
 }

@@ -10,18 +10,15 @@
 //! updates (every pod that starts) come through the watch too, and are dropped here.
 
 use std::collections::{BTreeSet, HashSet};
-use std::fmt::Debug;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use kube::api::DynamicObject;
-use kube::core::{NamespaceResourceScope, PartialObjectMeta};
+use kube::core::PartialObjectMeta;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, watcher};
-use kube::{Api, Client, Resource, ResourceExt};
-use serde::de::DeserializeOwned;
+use kube::{Api, Client, ResourceExt};
 use tracing::{debug, warn};
 
 use crate::engine::spec::RolloutKind;
@@ -120,57 +117,26 @@ pub fn spawn(
     kinds: &[(RolloutKind, Synced)],
 ) {
     for (kind, flag) in kinds {
-        let (kind, flag) = (*kind, flag.clone());
+        // Metadata only: `PartialObjectMeta` makes metadata-only list and watch requests.
+        let resource = api_resource(*kind);
+        let api: Api<PartialObjectMeta<DynamicObject>> = match scope {
+            Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
+            None => Api::all_with(client.clone(), &resource),
+        };
         let scope = scope.map(str::to_string);
-        let (ctx, send) = (ctx.clone(), send.clone());
-        let client = client.clone();
-        match kind {
-            RolloutKind::Deployment => {
-                let api = scoped::<Deployment>(client, scope.as_deref());
-                tokio::spawn(watch(api, scope, kind, ctx, send, flag));
-            }
-            RolloutKind::StatefulSet => {
-                let api = scoped::<StatefulSet>(client, scope.as_deref());
-                tokio::spawn(watch(api, scope, kind, ctx, send, flag));
-            }
-            RolloutKind::DaemonSet => {
-                let api = scoped::<DaemonSet>(client, scope.as_deref());
-                tokio::spawn(watch(api, scope, kind, ctx, send, flag));
-            }
-            RolloutKind::Rollout => {
-                let resource = api_resource(kind);
-                let api: Api<PartialObjectMeta<DynamicObject>> = match scope.as_deref() {
-                    Some(namespace) => Api::namespaced_with(client, namespace, &resource),
-                    None => Api::all_with(client, &resource),
-                };
-                tokio::spawn(watch(api, scope, kind, ctx, send, flag));
-            }
-        }
+        let (ctx, send, flag) = (ctx.clone(), send.clone(), flag.clone());
+        tokio::spawn(watch(api, scope, *kind, ctx, send, flag));
     }
 }
 
-/// A metadata-only API (`PartialObjectMeta` makes metadata-only list and watch requests).
-fn scoped<K>(client: Client, scope: Option<&str>) -> Api<PartialObjectMeta<K>>
-where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>,
-{
-    match scope {
-        Some(namespace) => Api::namespaced(client, namespace),
-        None => Api::all(client),
-    }
-}
-
-async fn watch<K>(
-    api: Api<PartialObjectMeta<K>>,
+async fn watch(
+    api: Api<PartialObjectMeta<DynamicObject>>,
     scope: Option<String>,
     kind: RolloutKind,
     ctx: Arc<Context>,
     send: impl Fn(ObjectRef<KafkaToolConfig>),
     synced: Synced,
-) where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
-    K::DynamicType: Clone + Send + Sync,
-{
+) {
     let events = watcher(api, watcher::Config::default()).default_backoff();
     let mut events = std::pin::pin!(events);
     let mut listed: HashSet<WorkloadKey> = HashSet::new();
@@ -178,7 +144,7 @@ async fn watch<K>(
     // bring workloads created meanwhile: those are handed on as on a creation.
     let mut relist = false;
     while let Some(event) = events.next().await {
-        let event: watcher::Event<PartialObjectMeta<K>> = match event {
+        let event = match event {
             Ok(event) => event,
             Err(error) => {
                 warn!(%error, ?kind, "workload watch");
