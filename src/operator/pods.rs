@@ -9,8 +9,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 
+use crate::operator::ownership::hash_of;
 use crate::operator::synced::Synced;
-use crate::output::HASH_ANNOTATION;
 use crate::status::{self, ContentHash, KafkaToolConfigStatus};
 
 /// A map of small numbers that the next event rewrites: usable after a panic elsewhere.
@@ -185,14 +185,9 @@ fn pods_of(
     observed: Option<i64>,
     [updated, ready, total, current]: [Option<i32>; 4],
 ) -> Option<Pods> {
-    let hash = template?
-        .metadata
-        .as_ref()?
-        .annotations
-        .as_ref()?
-        .get(HASH_ANNOTATION)?;
+    let hash = hash_of(template?.metadata.as_ref()?)?;
     Some(Pods {
-        hash: ContentHash::new(hash),
+        hash: ContentHash::new(&hash),
         updated: updated.unwrap_or(0),
         ready: ready.unwrap_or(0),
         total: total.unwrap_or(1),
