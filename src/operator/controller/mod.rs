@@ -15,9 +15,9 @@
 //! - a "reconcile everything" trigger when this replica becomes leader.
 //!
 //! Caches strip `managedFields`. Every replica keeps warm caches; only the Lease holder writes.
-//! At most `RECONCILE_CONCURRENCY` reconciles run at once, shared out between the scopes
-//! (kube-runtime's limit is per controller), so a relist of thousands of configs queues here
-//! instead of in the API server's priority-and-fairness queues (429s).
+//! At most `RECONCILE_CONCURRENCY` reconciles do API work at once, in all scopes together, first
+//! come first served (`running.rs`), so a relist of thousands of configs queues here instead of
+//! in the API server's priority-and-fairness queues (429s).
 
 mod caches;
 mod invalid;
@@ -45,7 +45,7 @@ use crate::operator::context::{Context, ScopeVersions, lock};
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::generations::Generations;
 use crate::operator::reconcile::{self, error_policy, reconcile};
-use crate::operator::running::concurrency_per_scope;
+use crate::operator::running::ADMITTED_PER_SCOPE;
 use crate::operator::synced::Synced;
 use crate::operator::versions::ObjectVersions;
 use crate::output::{MANAGED_BY_LABEL, MANAGER};
@@ -175,7 +175,7 @@ fn controller(
         .with_config(
             ControllerConfig::default()
                 .debounce(DEBOUNCE)
-                .concurrency(concurrency_per_scope(ctx.caches.configs.len())),
+                .concurrency(ADMITTED_PER_SCOPE),
         )
         .watches_stream(config_maps, dependants(ctx.clone(), SourceKind::ConfigMap))
         .watches_stream(secrets, dependants(ctx.clone(), SourceKind::Secret))

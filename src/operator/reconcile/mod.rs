@@ -61,11 +61,13 @@ pub async fn reconcile(config: Arc<KafkaToolConfig>, ctx: Arc<Context>) -> Resul
         .namespace()
         .ok_or(Error::MissingField("metadata.namespace"))?;
     let name = config.name_any();
-    let span = info_span!("reconcile", namespace = %namespace, config = %name);
     let key = ConfigId::new(&namespace, &name);
-    let _running = ctx.running.enter();
-    // The object kube-runtime handed over may have waited for the caches above: the cache's
-    // latest has any status write of ours that arrived meanwhile.
+    // Hundreds may wait for a permit: no span and no object of their own meanwhile.
+    drop(config);
+    let _running = ctx.running.enter().await;
+    let span = info_span!("reconcile", namespace = %namespace, config = %name);
+    // The object kube-runtime handed over may have waited for the caches and a permit above:
+    // the cache's latest has any status write of ours that arrived meanwhile.
     let Some(config) = ctx.cached_config(&key) else {
         return Ok(Action::await_change());
     };
