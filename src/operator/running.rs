@@ -6,8 +6,8 @@
 //! it busy. Custom for the burst p99 (≤ 2 s): a tokio semaphore hands out permits in the order
 //! they were asked for, so under a burst the oldest edit is rendered first, while kube-runtime's
 //! own limit parks the surplus in a hash set and releases it in hash order. Measured on
-//! 2026-12-07 (`docs/BENCHMARKS.md`): with kube-runtime's limit alone the 10k burst p99 was
-//! 0.48–2.02 s over seven runs (one over the target), with this 0.51–0.81 s.
+//! 2026-12-06/07 (`docs/BENCHMARKS.md`): with kube-runtime's limit alone the 10k burst p99 was
+//! 0.48–3.50 s over nine runs (two over the target), with this 0.49–0.81 s over seven.
 
 use std::sync::atomic::AtomicI64;
 
