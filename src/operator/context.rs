@@ -7,9 +7,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
-use kube::Client;
+use kube::core::NamespaceResourceScope;
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Api, Client, Resource};
 use tokio::sync::watch;
 
 use crate::engine::globals::GlobalDefaults;
@@ -94,6 +95,17 @@ pub struct Context {
     pub hash_key: HashKey,
     /// The pods of the rollout targets (`sync_status.rs`).
     pub pods: crate::operator::pods::Workloads,
+}
+
+/// The API of `K` in a watched scope: one namespace, or every namespace (`None`).
+pub fn scoped<K>(client: &Client, scope: Option<&str>) -> Api<K>
+where
+    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>,
+{
+    match scope {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    }
 }
 
 /// Locks a mutex even if a panicking reconcile poisoned it: the data are caches that the next

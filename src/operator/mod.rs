@@ -39,6 +39,7 @@ mod reconcile_tests;
 use kube::Client;
 use kube::api::{Api, ListParams};
 
+use crate::operator::context::scoped;
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 
 /// Options of `kafka-config-operator run`.
@@ -130,10 +131,7 @@ pub async fn check_crds(client: &Client, namespaces: &[String]) -> Result<(), Op
         namespaces.iter().map(Some).collect()
     };
     for scope in scopes {
-        let api: Api<KafkaToolConfig> = match scope {
-            Some(ns) => Api::namespaced(client.clone(), ns),
-            None => Api::all(client.clone()),
-        };
+        let api: Api<KafkaToolConfig> = scoped(client, scope.map(String::as_str));
         classify(
             api.list_metadata(&lp).await,
             "kafkatoolconfigs.kafkaconfig.dev",

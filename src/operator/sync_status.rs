@@ -16,7 +16,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tracing::warn;
 
-use crate::operator::context::Context;
+use crate::operator::context::{Context, scoped};
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::pods::{self, KINDS, Key, Pods};
 use crate::operator::synced::Synced;
@@ -63,10 +63,7 @@ fn watch<K>(
         + Send
         + 'static,
 {
-    let api: Api<K> = match scope {
-        Some(namespace) => Api::namespaced(client.clone(), namespace),
-        None => Api::all(client.clone()),
-    };
+    let api: Api<K> = scoped(client, scope);
     let Some(kind) = KINDS.iter().copied().find(|k| *k == K::kind(&())) else {
         return;
     };

@@ -2,10 +2,8 @@
 //! object is cached, and what each KafkaToolConfig watch event tells the context once the cache
 //! has it.
 
-use kube::api::Api;
-use kube::core::NamespaceResourceScope;
+use kube::Resource;
 use kube::runtime::watcher;
-use kube::{Client, Resource};
 
 use crate::operator::authors;
 use crate::operator::config_id::ConfigId;
@@ -85,16 +83,6 @@ pub(super) fn mark_on_init_done<K>(
     }
 }
 
-pub(super) fn scoped<K>(client: &Client, scope: Option<&str>) -> Api<K>
-where
-    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>,
-{
-    match scope {
-        Some(ns) => Api::namespaced(client.clone(), ns),
-        None => Api::all(client.clone()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,7 +147,7 @@ mod tests {
     /// A context over `configs`. Its client (needed to build it) points nowhere: nothing is sent.
     fn context(configs: Store<KafkaToolConfig>) -> Context {
         let uri = "http://127.0.0.1:1".parse().expect("a valid URI");
-        let client = Client::try_from(kube::Config::new(uri)).expect("a client");
+        let client = kube::Client::try_from(kube::Config::new(uri)).expect("a client");
         crate::operator::fixtures::test_context(client, vec![configs], Vec::new())
     }
 

@@ -41,7 +41,7 @@ use tokio::sync::watch;
 use tracing::{debug, warn};
 
 use crate::engine::sources::SourceKind;
-use crate::operator::context::{Context, ScopeVersions, lock};
+use crate::operator::context::{Context, ScopeVersions, lock, scoped};
 use crate::operator::crd::KafkaToolConfig;
 use crate::operator::generations::Generations;
 use crate::operator::reconcile::{self, error_policy, reconcile};
@@ -49,7 +49,7 @@ use crate::operator::running::ADMITTED_PER_SCOPE;
 use crate::operator::synced::Synced;
 use crate::operator::versions::ObjectVersions;
 use crate::output::{MANAGED_BY_LABEL, MANAGER};
-use caches::{compact_status, mark_on_init_done, observe_config, scoped, strip_config};
+use caches::{compact_status, mark_on_init_done, observe_config, strip_config};
 use invalid::{report_invalid, unguard};
 use owned::{controller_owner, forward_owned};
 
