@@ -5,6 +5,10 @@
 //! `secret_source`), shared by the controller and the offline manifest reader, so both read the
 //! same data.
 
+// Text here comes from the API server (statuses, annotations, data): a byte-offset slice of it
+// panics inside a character, and the release build aborts on a panic. Cut with `safe_text`.
+#![deny(clippy::string_slice)]
+
 use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
@@ -55,7 +59,9 @@ pub fn immutable_name(base: &str, hash: &str) -> String {
         .strip_prefix(KEYED_PREFIX)
         .or_else(|| hash.strip_prefix(UNKEYED_PREFIX))
         .unwrap_or(hash);
-    format!("{base}-{}", &hex[..hex.len().min(8)])
+    // The previous hash comes from a status, which is text from the API server: cut on a
+    // character boundary.
+    format!("{base}-{}", crate::engine::safe_text::head(hex, 8))
 }
 
 /// The name the output is written under.
@@ -178,4 +184,24 @@ pub fn secret_source(secret: Secret) -> SourceData {
         data.insert(key, value.into_bytes());
     }
     SourceData { data }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_immutable_name_takes_eight_characters_of_the_hash_and_never_splits_one() {
+        let hex = "0123456789abcdef".repeat(4);
+        for prefix in [KEYED_PREFIX, UNKEYED_PREFIX] {
+            assert_eq!(
+                immutable_name("app", &format!("{prefix}{hex}")),
+                "app-01234567"
+            );
+        }
+        // A status is the API server's text: a hash that is not hex must not abort the
+        // operator (the release build has `panic = "abort"`).
+        assert_eq!(immutable_name("app", "sha256:abcdefg€x"), "app-abcdefg");
+        assert_eq!(immutable_name("app", "ab"), "app-ab");
+    }
 }

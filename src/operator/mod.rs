@@ -3,6 +3,10 @@
 //! `run` wires the watches (see [`controller`]), the health/metrics server, leader election and
 //! the GlobalClientDefaults status loop.
 
+// Text here comes from the API server (statuses, annotations, data): a byte-offset slice of it
+// panics inside a character, and the release build aborts on a panic. Cut with `safe_text`.
+#![deny(clippy::string_slice)]
+
 pub mod apply;
 pub mod authors;
 pub mod config_id;

@@ -81,14 +81,13 @@ impl Compact {
     }
 
     fn uuid_text(n: u128) -> String {
-        let hex = format!("{n:032x}");
         format!(
-            "{}-{}-{}-{}-{}",
-            &hex[..8],
-            &hex[8..12],
-            &hex[12..16],
-            &hex[16..20],
-            &hex[20..]
+            "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+            n >> 96,
+            (n >> 80) & 0xffff,
+            (n >> 64) & 0xffff,
+            (n >> 48) & 0xffff,
+            n & 0xffff_ffff_ffff
         )
     }
 

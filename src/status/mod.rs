@@ -5,6 +5,10 @@
 //! exactly the same thing. The types and their accessors are here; `build.rs` makes a status
 //! from an evaluation, `cached.rs` is the operator's compact copy of one.
 
+// Text here comes from the API server (statuses, annotations, data): a byte-offset slice of it
+// panics inside a character, and the release build aborts on a panic. Cut with `safe_text`.
+#![deny(clippy::string_slice)]
+
 mod build;
 mod cached;
 

@@ -274,6 +274,10 @@ pub fn jetty_csv_split(s: &str) -> Vec<String> {
                 if is_whitespace(ch) {
                     out.push(ch);
                 } else if ch == ',' {
+                    #[expect(
+                        clippy::disallowed_methods,
+                        reason = "`last` is a length before a push"
+                    )]
                     out.truncate(last);
                     list.push(std::mem::take(&mut out));
                     state = State::PreData;
@@ -307,6 +311,10 @@ pub fn jetty_csv_split(s: &str) -> Vec<String> {
         State::PreData | State::PostData => {}
         State::Data | State::Quote | State::Slosh => list.push(out),
         State::White => {
+            #[expect(
+                clippy::disallowed_methods,
+                reason = "`last` is a length before a push"
+            )]
             out.truncate(last);
             list.push(out);
         }
