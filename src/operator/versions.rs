@@ -466,4 +466,28 @@ mod tests {
         }
         assert!(!Compact::new("42").is("042"));
     }
+
+    proptest::proptest! {
+        /// Any text reads back exactly, also near-forms of a number or a uid (the API server's
+        /// versions and uids are opaque strings); a uid in the usual form is stored as 16 bytes.
+        #[test]
+        fn every_version_and_uid_reads_back_as_it_was(
+            bytes in proptest::array::uniform16(proptest::num::u8::ANY),
+            text in "[0-9a-fA-F-]{0,40}|[0-9]{0,21}|\\PC{0,40}",
+        ) {
+            // Built from the bytes in groups of 4-2-2-2-6, independently of `uuid_text`.
+            let hex = |part: &[u8]| part.iter().map(|b| format!("{b:02x}")).collect::<String>();
+            let (a, rest) = bytes.split_at(4);
+            let (b, rest) = rest.split_at(2);
+            let (c, rest) = rest.split_at(2);
+            let (d, e) = rest.split_at(2);
+            let uid = [hex(a), hex(b), hex(c), hex(d), hex(e)].join("-");
+            proptest::prop_assert_eq!(Compact::new(&uid), Compact::Uuid(bytes));
+            for text in [uid.as_str(), text.as_str()] {
+                let compact = Compact::new(text);
+                proptest::prop_assert_eq!(compact.to_string(), text);
+                proptest::prop_assert!(compact.is(text));
+            }
+        }
+    }
 }

@@ -294,3 +294,29 @@ fn a_keyed_and_an_unkeyed_hash_of_the_same_digest_never_compare_equal() {
     // Anything else is kept as it was.
     assert_eq!(ContentHash::new("hmac-sha256:AB").text(), "hmac-sha256:AB");
 }
+
+proptest::proptest! {
+    /// The compact forms of times and hashes are exact: any text reads back as it was, also
+    /// near-forms (offsets, fractions, upper-case hex, a digit short) that must stay text.
+    #[test]
+    fn times_and_hashes_read_back_as_they_were(
+        secs in -62_135_596_800i64..253_402_300_799,
+        digest in proptest::array::uniform32(proptest::num::u8::ANY),
+        text in "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,3})?(Z|[+-][0-9]{2}:[0-9]{2})|(hmac-)?sha256:([0-9a-f]{63,65}|[0-9a-fA-F]{64})|\\PC{0,40}",
+    ) {
+        let time = chrono::DateTime::from_timestamp(secs, 0)
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+            .unwrap_or_default();
+        proptest::prop_assert_eq!(Time::new(&time), Time::Seconds(secs));
+        let keyed = hash_label(KEYED_PREFIX, &digest);
+        let unkeyed = hash_label(UNKEYED_PREFIX, &digest);
+        proptest::prop_assert_eq!(ContentHash::new(&keyed), ContentHash::HmacSha256(digest));
+        proptest::prop_assert_eq!(ContentHash::new(&unkeyed), ContentHash::Sha256(digest));
+        proptest::prop_assert!(!ContentHash::new(&keyed).is(&unkeyed));
+        for text in [time.as_str(), keyed.as_str(), unkeyed.as_str(), text.as_str()] {
+            proptest::prop_assert_eq!(Time::new(text).text(), text);
+            proptest::prop_assert_eq!(ContentHash::new(text).text(), text);
+            proptest::prop_assert!(ContentHash::new(text).is(text));
+        }
+    }
+}
