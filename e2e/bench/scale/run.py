@@ -15,7 +15,9 @@ What it does, for each N in --sizes (ascending; each size adds configs to the pr
             reconciled all N (kafka_config_reconciles_total >= N), writes (target 0), peak RSS.
   edits     --edits source edits at --edit-rate/s, each to a different config: latency from just
             before the PATCH to the watch event of the output with a new hash; reconciles/change.
-  burst     --burst edits as fast as the harness can send them (8 threads), same measurement.
+  burst     --burst edits as fast as the harness can send them (8 threads), same measurement;
+            --burst-repeats times, each on other configs. `burst` is the worst run (highest p99,
+            highest reconciles/change), `burst_runs` each run.
 
 apiserver_request_total deltas by verb are taken for each phase (the harness's own PATCHes are
 reported separately); 429s from the apiserver's metrics and the operator's log.
@@ -25,6 +27,7 @@ Writes a JSON summary to --summary; scale/report.py turns that into results.json
 import argparse
 import concurrent.futures
 import datetime
+import hashlib
 import http.client
 import json
 import os
@@ -449,6 +452,9 @@ def main():
     ap.add_argument("--edits", type=int, default=200)
     ap.add_argument("--edit-rate", type=float, default=10.0)
     ap.add_argument("--burst", type=int, default=1000)
+    # One burst's p99 ranged from 0.48 to 3.50 s between runs of one build (2026-12-07): the
+    # verdict is taken on the worst of several bursts, each on other configs.
+    ap.add_argument("--burst-repeats", type=int, default=3)
     ap.add_argument("--sync-timeout", type=float, default=1800)
     ap.add_argument("--budget", type=float, default=float(os.environ.get("SCALE_BUDGET_S", 3600)),
                     help="skip further sizes once the run has taken this long (seconds)")
@@ -457,6 +463,10 @@ def main():
     sizes = [int(s) for s in a.sizes.split(",") if s]
     kube = Kube(a.run_dir)
     summary = {"started": now_utc(), "sizes": {}, "params": vars(a).copy(), "notes": []}
+    # Which binary was measured: a build into a shared target directory can leave another tree's.
+    with open(a.operator, "rb") as f:
+        summary["operator_sha256"] = hashlib.file_digest(f, "sha256").hexdigest()
+    log(f"operator {a.operator}: sha256 {summary['operator_sha256']}")
     summary["params"].pop("summary", None)
     port = 18080 + os.getpid() % 1000
     namespaces = [f"bench-{k}" for k in range(a.namespaces)]
@@ -605,8 +615,10 @@ def main():
             f"{r['restart']['peak_rss_mib']:.1f} MiB")
         save(summary, a.summary, t_run, tracker)
 
-        # ---- paced edits, then a burst
-        for phase, count, rate, offset in (("edits", a.edits, a.edit_rate, 0), ("burst", a.burst, None, a.edits)):
+        # ---- paced edits, then bursts (each on configs the earlier phases did not edit, while N allows)
+        phases = [("edits", a.edits, a.edit_rate, 0)] + [
+            ("burst", a.burst, None, a.edits + k * a.burst) for k in range(a.burst_repeats)]
+        for phase, count, rate, offset in phases:
             if time.monotonic() - t_run > a.budget * 1.5:
                 summary["notes"].append(f"N={n}: {phase} skipped (time budget)")
                 continue
@@ -650,7 +662,7 @@ def main():
             after = apiserver_requests(kube)
             reconciles = op.sum("kafka_config_reconciles_total") - rec0
             req = request_delta(before, after)
-            r[phase] = {
+            result = {
                 "edits": len(idx), "observed": len(lat), "send_s": t_sent,
                 "p50_ms": pct(lat, 50), "p90_ms": pct(lat, 90), "p99_ms": pct(lat, 99),
                 "max_ms": max(lat) if lat else None,
@@ -658,10 +670,21 @@ def main():
                 "reconciles": reconciles, "reconciles_per_change": reconciles / len(idx),
                 "requests": req, "harness_patches": len(idx), "cpu_s": phase_cpu,
             }
+            if phase == "burst":
+                # `burst` is the worst run (highest p99; reconciles per change the highest of any
+                # run), `burst_runs` every run.
+                runs = r.setdefault("burst_runs", [])
+                runs.append(result)
+                worst = dict(max(runs, key=lambda x: x["p99_ms"] if x["p99_ms"] is not None else float("inf")))
+                worst["reconciles_per_change"] = max(x["reconciles_per_change"] for x in runs)
+                worst["runs"] = len(runs)
+                result = worst
+            r[phase] = result
             log(f"N={n}: {phase} CPU seconds (incl. the 3 s settle): {cpu_text(phase_cpu)}")
             log(f"N={n}: {phase}: {len(lat)}/{len(idx)} observed (sent in {t_sent:.1f}s), p50 "
-                f"{r[phase]['p50_ms']} ms, p99 {r[phase]['p99_ms']} ms, reconciles/change "
-                f"{r[phase]['reconciles_per_change']:.2f}")
+                f"{pct(lat, 50)} ms, p99 {pct(lat, 99)} ms, reconciles/change "
+                f"{reconciles / len(idx):.2f}" + (f" (burst {result['runs']}, worst p99 so far "
+                                                  f"{result['p99_ms']} ms)" if phase == "burst" else ""))
             save(summary, a.summary, t_run, tracker)
         r["end"] = op.memory()
         op.stop()
