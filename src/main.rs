@@ -54,7 +54,14 @@ fn main() -> ExitCode {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(cli::Invalid)) => ExitCode::from(1),
         Err(error) => {
-            eprintln!("error: {error}");
+            // An error can quote a manifest (a YAML error, a path): its lines are printed with
+            // what would drive the terminal escaped.
+            for line in format!("error: {error}").lines() {
+                eprintln!(
+                    "{}",
+                    kafka_config_operator::engine::safe_text::printable(line)
+                );
+            }
             ExitCode::from(2)
         }
     }

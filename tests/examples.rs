@@ -306,3 +306,76 @@ fn validate_strict_fails_on_warnings_only() {
     );
     assert_eq!(run("clean.yaml", config("clean", ""), true), Some(0));
 }
+
+/// A manifest's keys, values, names and even its file name are anyone's (a pull request's): the
+/// text outputs must show them escaped, never raw, so nothing in them can clear the terminal,
+/// set its title or reorder a line (ESC, CSI, BEL, a line break, a bidirectional override).
+#[test]
+fn hostile_text_reaches_the_terminal_escaped() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let valid = r#"apiVersion: v1
+kind: ConfigMap
+metadata: {name: base, namespace: team-a}
+data:
+  client.properties: |
+    bootstrap.servers=k:9092
+    x\u001b[2J\u009b31mFAKE=1\u202e
+---
+apiVersion: kafkaconfig.dev/v1alpha1
+kind: KafkaToolConfig
+metadata: {name: t, namespace: team-a}
+spec:
+  tool: kafka-console-producer
+  args: {topic: orders}
+  properties:
+    producer: {"acks\e[31m\u2066": "all\e]0;title\a"}
+  configFiles:
+    - configMapKeyRef: {name: base, key: client.properties}
+"#;
+    // Invalid, in a file whose name holds ESC: the problem lines quote the file and the value.
+    let invalid = "apiVersion: kafkaconfig.dev/v1alpha1\nkind: KafkaToolConfig\nmetadata: {name: u, namespace: team-a}\nspec:\n  tool: kafka-console-producer\n  properties:\n    producer: {linger.ms: \"5\\e]0;pwned\\a\"}\n";
+    // Not YAML: the top-level error, which quotes the file's name.
+    let broken = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"a\\e[2J\n";
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write a manifest");
+        path.to_str().expect("a UTF-8 path").to_string()
+    };
+    let valid = write("valid.yaml", valid);
+    let invalid = write("invalid\u{1b}[2J.yaml", invalid);
+    let broken = write("broken\u{1b}]0;title\u{7}.yaml", broken);
+    // (arguments, whether the output quotes the hostile text; `render --workload` prints only
+    // the pod-spec parts, which hold none of it)
+    let runs: [(&[&str], bool); 9] = [
+        (&["render", "-f", &valid], true),
+        (&["render", "--workload", "-f", &valid], false),
+        (&["explain", "-f", &valid], true),
+        (&["validate", "-f", &valid], true),
+        (&["explain", "-f", &valid, "-o", "json"], true),
+        (&["validate", "-f", &valid, "-o", "json"], true),
+        (&["render", "-f", &invalid], true),
+        (&["validate", "-f", &invalid], true),
+        (&["render", "-f", &broken], true),
+    ];
+    let drives_terminal = |c: char| {
+        (c.is_control() && c != '\n')
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    for (args, quotes) in runs {
+        let (code, stdout, stderr) = run_cli(args);
+        let all = format!("{stdout}{stderr}");
+        assert!(
+            !all.contains(drives_terminal),
+            "{args:?} (exit {code:?}) printed a raw control character: {all:?}"
+        );
+        // The text is there, escaped (`\u{1b}` in text, `\u001b` in JSON, `\u001B` from the
+        // .properties writer), not dropped: the check above is not passed by printing nothing.
+        assert!(
+            !quotes
+                || ["\\u{1b}", "\\u001b", "\\u{9b}", "\\u009b", "\\u202e"]
+                    .iter()
+                    .any(|escaped| all.to_lowercase().contains(escaped)),
+            "{args:?} (exit {code:?}) did not show the hostile text: {all}"
+        );
+    }
+}

@@ -9,6 +9,7 @@ use super::{CliError, Invalid, TextFormat, evaluate_manifest, report_problems, t
 use crate::engine::Evaluation;
 use crate::engine::layers::{Contribution, Layer};
 use crate::engine::mirror_maker;
+use crate::engine::safe_text::printable;
 use crate::engine::sensitive::{self, REDACTED};
 use crate::engine::spec::Role;
 use crate::manifest::Workspace;
@@ -135,23 +136,29 @@ pub fn print_explain(entries: &[ExplainEntry], format: TextFormat) -> Result<(),
     match format {
         TextFormat::Json => writeln!(stdout, "{}", to_json_pretty(&entries))?,
         TextFormat::Table => {
+            // Keys, values and source names are the manifest's: shown escaped (`printable`).
             let mut current = String::new();
             for entry in entries {
                 let heading = format!("{}/{} ({})", entry.namespace, entry.name, entry.role);
                 if heading != current {
-                    writeln!(stdout, "{heading}")?;
+                    writeln!(stdout, "{}", printable(&heading))?;
                     current = heading;
                 }
+                let key = printable(&entry.key);
                 writeln!(
                     stdout,
-                    "  {} = {}    [{}: {}]",
-                    entry.key, entry.value, entry.layer, entry.source
+                    "  {key} = {}    [{}: {}]",
+                    printable(&entry.value),
+                    entry.layer,
+                    printable(&entry.source)
                 )?;
                 for o in &entry.overridden {
                     writeln!(
                         stdout,
-                        "      overrides {} = {}    [{}: {}]",
-                        entry.key, o.value, o.layer, o.source
+                        "      overrides {key} = {}    [{}: {}]",
+                        printable(&o.value),
+                        o.layer,
+                        printable(&o.source)
                     )?;
                 }
             }

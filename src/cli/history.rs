@@ -8,6 +8,7 @@ use kube::Client;
 use kube::api::Api;
 
 use super::{CliError, Invalid, TextFormat, to_json_pretty};
+use crate::engine::safe_text::printable;
 use crate::operator::OperatorError;
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
 use crate::status::HistoryEntry;
@@ -15,20 +16,6 @@ use crate::status::HistoryEntry;
 /// Hash characters shown (after the `hmac-sha256:` prefix), as `kubectl rollout history` shows
 /// short revisions.
 const HASH_SHOWN: usize = 12;
-
-/// Status text is anyone's (a cause is the change-cause annotation, an author a manager name):
-/// control characters would drive the terminal, so they are shown escaped.
-fn shown(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
-}
 
 /// The table `history` prints: one line per revision, oldest first.
 pub fn history_table(entries: &[HistoryEntry]) -> String {
@@ -61,7 +48,9 @@ pub fn history_table(entries: &[HistoryEntry]) -> String {
                 e.cause.clone(),
                 keys,
             ]
-            .map(|cell| shown(&cell))
+            // Status text is anyone's: a cause is the change-cause annotation, an author a
+            // manager name.
+            .map(|cell| printable(&cell).into_owned())
         })
         .collect();
     let mut widths = header.map(str::len);

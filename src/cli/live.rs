@@ -8,6 +8,7 @@ use kube::{Client, ResourceExt};
 
 use super::{CliError, Invalid, TextFormat, explain_entries, print_explain};
 use crate::engine::globals::GlobalDefaults;
+use crate::engine::safe_text::printable;
 use crate::engine::{Request, evaluate};
 use crate::operator::OperatorError;
 use crate::operator::crd::{GlobalClientDefaults, KafkaToolConfig};
@@ -46,10 +47,10 @@ pub async fn explain_live(
     {
         Ok(ns) => ns.map(|n| n.labels().clone()).unwrap_or_default(),
         Err(e) => {
-            let _ = writeln!(
-                stderr,
+            let line = format!(
                 "warning: cannot read namespace {namespace} labels ({e}); GlobalClientDefaults selection may differ"
             );
+            let _ = writeln!(stderr, "{}", printable(&line));
             Default::default()
         }
     };
@@ -66,10 +67,10 @@ pub async fn explain_live(
             })
             .collect(),
         Err(e) => {
-            let _ = writeln!(
-                stderr,
+            let line = format!(
                 "warning: cannot list GlobalClientDefaults ({e}); cluster defaults are not shown"
             );
+            let _ = writeln!(stderr, "{}", printable(&line));
             Vec::new()
         }
     };
@@ -83,7 +84,8 @@ pub async fn explain_live(
         hash_key: None,
     });
     for problem in ev.source_problems.iter().chain(&ev.problems) {
-        let _ = writeln!(stderr, "KafkaToolConfig {namespace}/{name}: {problem}");
+        let line = format!("KafkaToolConfig {namespace}/{name}: {problem}");
+        let _ = writeln!(stderr, "{}", printable(&line));
     }
     drop(stderr);
     let entries = explain_entries(&namespace, &name, &ev, key.as_deref());

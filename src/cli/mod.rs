@@ -12,6 +12,7 @@ mod render;
 mod validate;
 mod workload;
 
+use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 
@@ -19,6 +20,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 
 use crate::engine::render::HashKey;
+use crate::engine::safe_text::{self, printable};
 use crate::engine::{Evaluation, Request, evaluate};
 use crate::manifest::{ToolConfigManifest, Workspace};
 #[cfg(feature = "operator")]
@@ -296,8 +298,27 @@ pub fn outcomes(workspace: &Workspace) -> Vec<Outcome<'_>> {
     out
 }
 
+/// Pretty JSON in which every character that could drive a terminal is a `\uXXXX` escape:
+/// serde_json escapes C0 controls only, and JSON output is read on terminals too. The same value:
+/// such characters can stand only inside strings, where any character may be escaped.
 fn to_json_pretty<T: Serialize>(value: &T) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    let json =
+        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    // A line break here is the layout's: serde_json writes one in a string as `\n`.
+    let escaped = |c: char| c != '\n' && safe_text::drives_terminal(c);
+    if !json.contains(escaped) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if escaped(c) {
+            // All of them are in the Basic Multilingual Plane: one escape each.
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn report_problems(outcome: &Outcome<'_>) {
@@ -313,11 +334,11 @@ fn report_problems(outcome: &Outcome<'_>) {
         .iter()
         .chain(&outcome.ev.problems);
     for problem in problems.map(ToString::to_string).chain(failure) {
-        let _ = writeln!(
-            stderr,
+        let line = format!(
             "KafkaToolConfig {}/{} ({}): {problem}",
             config.namespace, config.metadata.name, config.origin
         );
+        let _ = writeln!(stderr, "{}", printable(&line));
     }
 }
 

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::{
     CliError, HashKeyArg, Invalid, TextFormat, UNKEYED_NOTE, evaluate_manifest, to_json_pretty,
 };
+use crate::engine::safe_text::printable;
 use crate::manifest::Workspace;
 use crate::output;
 use crate::status::{self, Condition, KafkaToolConfigStatus, Live};
@@ -60,7 +61,11 @@ pub fn validate(
         let stubbed = super::stub_missing(&mut workspace);
         let mut stderr = std::io::stderr().lock();
         for line in &stubbed {
-            writeln!(stderr, "validate: placeholder for missing {line}")?;
+            writeln!(
+                stderr,
+                "validate: placeholder for missing {}",
+                printable(line)
+            )?;
         }
         if stubbed.is_empty() {
             writeln!(stderr, "validate: no missing source needed a placeholder")?;
@@ -145,18 +150,20 @@ pub fn validate_text(workspace: &Workspace, format: TextFormat, now: &str) -> (S
             out.push('\n');
         }
         TextFormat::Table => {
+            // Messages quote the manifest's keys, values and names: shown escaped (`printable`).
             for entry in &entries {
-                match &entry.metadata.namespace {
-                    Some(namespace) => out.push_str(&format!(
-                        "{} {namespace}/{}\n",
-                        entry.kind, entry.metadata.name
-                    )),
-                    None => out.push_str(&format!("{} {}\n", entry.kind, entry.metadata.name)),
-                }
+                let name = match &entry.metadata.namespace {
+                    Some(namespace) => format!("{namespace}/{}", entry.metadata.name),
+                    None => entry.metadata.name.clone(),
+                };
+                out.push_str(&format!("{} {}\n", entry.kind, printable(&name)));
                 for c in entry.status.conditions() {
                     out.push_str(&format!(
                         "  {}={} {}: {}\n",
-                        c.type_, c.status, c.reason, c.message
+                        c.type_,
+                        c.status,
+                        c.reason,
+                        printable(&c.message)
                     ));
                 }
                 let warnings = match &entry.status {
@@ -166,7 +173,9 @@ pub fn validate_text(workspace: &Workspace, format: TextFormat, now: &str) -> (S
                 for w in warnings {
                     out.push_str(&format!(
                         "  warning {} {}: {}\n",
-                        w.reason, w.key, w.message
+                        w.reason,
+                        printable(&w.key),
+                        printable(&w.message)
                     ));
                 }
             }

@@ -129,10 +129,7 @@ pub fn workload_text(workspace: &Workspace, format: RenderFormat) -> (String, bo
                     })
                 })
                 .collect();
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&array).unwrap_or_default()
-            )
+            format!("{}\n", super::to_json_pretty(&array))
         }
         RenderFormat::Yaml | RenderFormat::Properties => {
             let mut out = String::new();

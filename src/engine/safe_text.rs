@@ -30,6 +30,37 @@ pub fn head(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
+/// Whether `c` can drive a terminal or reorder what it shows: a C0/C1 control (ESC, CSI, BEL, a
+/// line break, DEL), a line or paragraph separator, a bidirectional mark, override or isolate.
+pub fn drives_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{061c}' | '\u{200e}' | '\u{200f}'
+        )
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` for a terminal: a character that could drive it or reorder what it shows (a C0/C1
+/// control such as ESC, CSI, BEL or a line break, a line or paragraph separator, a bidirectional
+/// override or isolate) is written as its escape (`\u{1b}`, `\n`). A manifest's keys, values and
+/// names are anyone's, and `explain` or `validate` printing them raw would let a pull request
+/// clear the reviewer's screen or repaint a warning away.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    if !text.contains(drives_terminal) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if drives_terminal(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// The first character that must not reach an argument list: a C0/C1 control character (CR, LF,
 /// NUL, TAB, ESC, DEL, NEL, …) or a Unicode line/paragraph separator.
 pub fn forbidden_char(text: &str) -> Option<(usize, char)> {
@@ -94,6 +125,20 @@ pub fn mount_path_problem(path: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printable_text_escapes_what_drives_a_terminal_and_keeps_the_rest() {
+        assert!(matches!(printable("linger.ms = 5 ‰ é"), Cow::Borrowed(_)));
+        assert_eq!(
+            printable("x\u{1b}[2J\u{9b}31m\u{7}"),
+            "x\\u{1b}[2J\\u{9b}31m\\u{7}"
+        );
+        assert_eq!(printable("a\nb\r\tc"), "a\\nb\\r\\tc");
+        assert_eq!(
+            printable("acks\u{202e}lla\u{2066}\u{2028}"),
+            "acks\\u{202e}lla\\u{2066}\\u{2028}"
+        );
+    }
 
     #[test]
     fn control_characters_and_line_separators_are_found() {
