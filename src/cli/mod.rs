@@ -2,6 +2,10 @@
 //! `explain -n` and `history` of a live object. The CLI sits on top: it uses the operator, the engine and the
 //! shared layers, and nothing below it imports it (`tests/module_graph.rs`).
 
+// The CLI prints a manifest's text (a pull request's): a byte-offset slice of it panics inside a
+// character. Cut with `safe_text`; print with `safe_text::printable`.
+#![deny(clippy::string_slice)]
+
 mod explain;
 #[cfg(feature = "operator")]
 mod history;

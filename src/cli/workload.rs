@@ -190,7 +190,9 @@ mod tests {
         let newest = ToolOptions::get().kafka_version.clone();
         assert_eq!(image_tag(None), newest);
         assert_eq!(image_tag(Some("4.1.1")), "4.1.1");
-        let line = &newest[..newest.rfind('.').unwrap_or(newest.len())];
+        let line = newest
+            .rsplit_once('.')
+            .map_or(newest.as_str(), |(line, _)| line);
         assert_eq!(image_tag(Some(line)), newest);
         assert_eq!(image_tag(Some("3.9")), "3.9.0");
     }
