@@ -115,4 +115,25 @@ mod tests {
         assert_eq!(hash_of(&ObjectMeta::default()), None);
         assert_eq!(controlling_config(&ObjectMeta::default()), None);
     }
+
+    #[test]
+    fn only_a_controller_reference_to_our_kind_and_group_makes_an_output_ours() {
+        // Each reference misses one of the three: an object so referenced is somebody else's,
+        // and the operator must neither route its events to a config nor take it as an output.
+        for (api_version, kind, controller) in [
+            ("kafkaconfig.dev/v1alpha1", "KafkaToolConfig", false),
+            ("example.com/v1", "KafkaToolConfig", true),
+            ("kafkaconfig.dev/v1alpha1", "GlobalClientDefaults", true),
+        ] {
+            let meta: ObjectMeta = serde_json::from_value(json!({"ownerReferences": [
+                {"apiVersion": api_version, "kind": kind, "name": "x", "uid": "1", "controller": controller},
+            ]}))
+            .expect("metadata deserializes");
+            assert_eq!(
+                controlling_config(&meta),
+                None,
+                "{api_version} {kind} controller={controller}"
+            );
+        }
+    }
 }
