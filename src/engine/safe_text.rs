@@ -30,20 +30,22 @@ pub fn head(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-/// Whether `c` can drive a terminal or reorder what it shows: a C0/C1 control (ESC, CSI, BEL, a
-/// line break, DEL), a line or paragraph separator, a bidirectional mark, override or isolate.
+/// A C0/C1 control character (CR, LF, NUL, TAB, ESC, DEL, NEL, …) or a Unicode line/paragraph
+/// separator: what must not reach an argument list.
+fn breaks_text(c: char) -> bool {
+    c.is_control() || c == '\u{2028}' || c == '\u{2029}'
+}
+
+/// Whether `c` can drive a terminal or reorder what it shows: [`breaks_text`]'s characters, and
+/// the bidirectional marks, overrides and isolates.
 pub fn drives_terminal(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{2028}' | '\u{2029}' | '\u{061c}' | '\u{200e}' | '\u{200f}'
-        )
+    breaks_text(c)
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}')
         || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// `text` for a terminal: a character that could drive it or reorder what it shows (a C0/C1
-/// control such as ESC, CSI, BEL or a line break, a line or paragraph separator, a bidirectional
-/// override or isolate) is written as its escape (`\u{1b}`, `\n`). A manifest's keys, values and
+/// `text` for a terminal: every character that [`drives_terminal`] is written as its escape
+/// (`\u{1b}`, `\n`, `\u{202e}`). A manifest's keys, values and
 /// names are anyone's, and `explain` or `validate` printing them raw would let a pull request
 /// clear the reviewer's screen or repaint a warning away.
 pub fn printable(text: &str) -> Cow<'_, str> {
@@ -61,11 +63,9 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The first character that must not reach an argument list: a C0/C1 control character (CR, LF,
-/// NUL, TAB, ESC, DEL, NEL, …) or a Unicode line/paragraph separator.
+/// The first character that must not reach an argument list ([`breaks_text`]).
 pub fn forbidden_char(text: &str) -> Option<(usize, char)> {
-    text.char_indices()
-        .find(|&(_, c)| c.is_control() || c == '\u{2028}' || c == '\u{2029}')
+    text.char_indices().find(|&(_, c)| breaks_text(c))
 }
 
 /// `"contains U+000A (a control character) at byte 4"`, for a message; never quotes the text.
