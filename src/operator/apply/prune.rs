@@ -1,6 +1,6 @@
 //! Old immutable outputs: which ones a rollout target may still run, and deleting the rest.
 
-use kube::api::{ApiResource, DynamicObject};
+use kube::api::{ApiResource, DynamicObject, Preconditions};
 
 use super::rollout::{self, Target};
 use super::*;
@@ -259,7 +259,7 @@ pub async fn prune_immutable(
     let kind = &resource.kind;
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), owner.namespace, &resource);
     let selector = format!("{CONFIG_LABEL}={}", owner.name);
-    let old: Vec<OldOutput> = api
+    let listed: Vec<_> = api
         .list_metadata(&ListParams::default().labels(&selector))
         .await?
         .items
@@ -267,6 +267,15 @@ pub async fn prune_immutable(
         .filter(|o| {
             is_controlled_by(&o.metadata, uid) && o.metadata.name.as_deref() != Some(current)
         })
+        .collect();
+    // The delete names the uid listed: an object deleted and created again under the same name
+    // in between (somebody else's, or not ours) is refused by the API server (409), not deleted.
+    let uids: BTreeMap<&str, &str> = listed
+        .iter()
+        .filter_map(|o| Some((o.metadata.name.as_deref()?, o.metadata.uid.as_deref()?)))
+        .collect();
+    let old: Vec<OldOutput> = listed
+        .iter()
         .filter_map(|o| {
             let hash = hash_of(&o.metadata);
             Some(OldOutput {
@@ -277,7 +286,7 @@ pub async fn prune_immutable(
                     .max(),
                 hash,
                 created: o.metadata.creation_timestamp.as_ref().map(|t| t.0),
-                name: o.metadata.name?,
+                name: o.metadata.name.clone()?,
             })
         })
         .collect();
@@ -286,7 +295,17 @@ pub async fn prune_immutable(
         tracing::debug!(%kind, %name, "old immutable output still used by a rollout target; kept");
     }
     for name in &plan.delete {
-        match api.delete(name, &DeleteParams::default()).await {
+        let Some(&listed_uid) = uids.get(name.as_str()) else {
+            continue;
+        };
+        let only_this = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: Some(listed_uid.to_string()),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        match api.delete(name, &only_this).await {
             Ok(_) => {
                 metrics.write("Delete");
                 tracing::info!(%kind, %name, "deleted an old immutable output");
@@ -306,7 +325,95 @@ pub async fn prune_immutable(
 
 #[cfg(test)]
 mod tests {
+    use http::{Method, StatusCode};
+    use serde_json::{Value, json};
+
     use super::*;
+    use crate::operator::fixtures::{self, Exchange, Received, api_status};
+
+    const CONFIG_MAPS: &str = "/api/v1/namespaces/team-a/configmaps";
+
+    /// An old immutable output of config `orders` (uid `config-uid`), as a metadata list has it.
+    fn listed(name: &str, uid: &str, second: u32) -> Value {
+        json!({
+            "apiVersion": "meta.k8s.io/v1",
+            "kind": "PartialObjectMetadata",
+            "metadata": {
+                "name": name, "namespace": "team-a", "uid": uid,
+                "creationTimestamp": format!("2026-12-07T10:00:{second:02}Z"),
+                "labels": {CONFIG_LABEL: "orders"},
+                "annotations": {HASH_ANNOTATION: format!("hash-{name}")},
+                "ownerReferences": [{
+                    "apiVersion": "kafkaconfig.dev/v1alpha1", "kind": "KafkaToolConfig",
+                    "name": "orders", "uid": "config-uid", "controller": true
+                }]
+            }
+        })
+    }
+
+    /// A delete of `name` that must name `uid` as its precondition; answered with `status`.
+    fn delete(name: &str, uid: &'static str, status: StatusCode) -> Exchange {
+        Exchange::new(
+            Method::DELETE,
+            format!("{CONFIG_MAPS}/{name}"),
+            move |r: &Received| {
+                assert_eq!(r.body["preconditions"]["uid"], uid, "{}", r.body);
+                match status {
+                    StatusCode::OK => (status, json!({"kind": "Status", "status": "Success"})),
+                    _ => (
+                        status,
+                        api_status(409, "Conflict", "Precondition failed: UID"),
+                    ),
+                }
+            },
+        )
+    }
+
+    #[tokio::test]
+    async fn an_old_output_is_deleted_only_under_the_uid_it_was_listed_with() {
+        let (client, api_server) = fixtures::client();
+        let scenario = api_server.run(vec![
+            Exchange::get(
+                CONFIG_MAPS,
+                json!({
+                    "apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadataList",
+                    "metadata": {},
+                    "items": [
+                        listed("orders-out-3", "uid-3", 3),
+                        listed("orders-out-2", "uid-2", 2),
+                        listed("orders-out-1", "uid-1", 1),
+                    ]
+                }),
+            ),
+            delete("orders-out-2", "uid-2", StatusCode::OK),
+            // Replaced under the same name since the list: refused, and not an error.
+            delete("orders-out-1", "uid-1", StatusCode::CONFLICT),
+        ]);
+        let spec: ToolConfigSpec = serde_json::from_value(json!({
+            "tool": "kafka-console-producer",
+            "output": {"name": "orders-out", "immutable": true, "keep": 1}
+        }))
+        .expect("a valid spec");
+        let owner = Owner {
+            name: "orders",
+            namespace: "team-a",
+            uid: Some("config-uid"),
+        };
+        let pending = prune_immutable(
+            &client,
+            &Metrics::new(),
+            &owner,
+            &spec,
+            "orders-out-4",
+            &[],
+            &[],
+        )
+        .await;
+        drop(client);
+        let received = fixtures::finish(scenario).await;
+        assert_eq!(pending.expect("pruned"), GcPending::No);
+        assert_eq!(received.len(), 3);
+    }
 
     fn old(name: &str, hash: &str, secs: i64) -> OldOutput {
         OldOutput {
