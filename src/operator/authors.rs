@@ -161,6 +161,13 @@ mod tests {
         assert_eq!(author.time.as_deref(), Some("1970-01-01T00:03:20Z"));
         keep_latest(&mut meta, SPEC);
         assert_eq!(meta.managed_fields.as_ref().map(Vec::len), Some(1));
+        // The cache's point: no field set (the bulk) is kept.
+        let kept = &meta.managed_fields.as_deref().unwrap_or_default()[0];
+        assert_eq!(
+            (&kept.fields_v1, &kept.fields_type, &kept.api_version),
+            (&None, &None, &None),
+            "{kept:?}"
+        );
         assert_eq!(
             super::author("KafkaToolConfig", &meta, SPEC),
             Some(author),
@@ -229,5 +236,44 @@ mod tests {
             Some("kubectl".into())
         );
         assert_eq!(of_change(&authors, Some(&before), &before), None);
+    }
+
+    #[test]
+    fn of_several_changed_inputs_the_latest_change_names_the_author() {
+        let source = SourceRef {
+            kind: SourceKind::ConfigMap,
+            name: "base".into(),
+        };
+        let by = |manager: &str, second: u32| Author {
+            kind: "x".into(),
+            name: "y".into(),
+            manager: manager.into(),
+            operation: None,
+            time: Some(format!("2026-01-01T00:00:{second:02}Z")),
+        };
+        let authors = Authors {
+            config: Some(by("kubectl", 5)),
+            sources: BTreeMap::from([(source.clone(), by("helm", 9))]),
+            globals: BTreeMap::from([("team".to_string(), by("argocd", 9))]),
+        };
+        let before = Seen {
+            generation: Some(1),
+            sources: BTreeMap::from([(source.clone(), Some("1".into()))]),
+            globals: BTreeMap::from([("team".to_string(), Some(1))]),
+        };
+        let manager = |now: &Seen| of_change(&authors, Some(&before), now).map(|a| a.manager);
+        let everything = Seen {
+            generation: Some(2),
+            sources: BTreeMap::from([(source, Some("2".into()))]),
+            globals: BTreeMap::from([("team".to_string(), Some(2))]),
+        };
+        // The spec's change is older; the source and the GlobalClientDefaults tie, and the
+        // first listed (the source) wins.
+        assert_eq!(manager(&everything).as_deref(), Some("helm"));
+        let global_only = Seen {
+            globals: everything.globals.clone(),
+            ..before.clone()
+        };
+        assert_eq!(manager(&global_only).as_deref(), Some("argocd"));
     }
 }
