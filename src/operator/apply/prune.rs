@@ -119,15 +119,9 @@ pub async fn hashes_in_use(
                 let resource = rollout::api_resource(target.kind);
                 let api: Api<DynamicObject> =
                     Api::namespaced_with(client.clone(), namespace, &resource);
-                let workload = match api.get_opt(&target.name).await {
-                    Ok(Some(workload)) => workload,
-                    Ok(None) => continue,
-                    Err(kube::Error::Api(s))
-                        if s.is_not_found() && target.kind == RolloutKind::Rollout =>
-                    {
-                        continue;
-                    }
-                    Err(error) => return Err(error.into()),
+                // Absent, or (a Rollout) its CRD is not installed: a 404 either way.
+                let Some(workload) = api.get_opt(&target.name).await? else {
+                    continue;
                 };
                 if let Some(error) = unobserved(&workload, what) {
                     return Err(error);
@@ -367,6 +361,122 @@ mod tests {
                 }
             },
         )
+    }
+
+    const DEPLOYMENT: &str = "/apis/apps/v1/namespaces/team-a/deployments/web";
+    const REPLICA_SETS: &str = "/apis/apps/v1/namespaces/team-a/replicasets";
+
+    /// A pod template mounting ConfigMap `volume`, annotated with `hash`.
+    fn template(hash: &str, volume: &str) -> Value {
+        json!({
+            "metadata": {"annotations": {HASH_ANNOTATION: hash}},
+            "spec": {
+                "containers": [{"name": "app", "image": "apache/kafka"}],
+                "volumes": [{"name": "kafka-config", "configMap": {"name": volume}}]
+            }
+        })
+    }
+
+    /// Deployment `web` at `generation`, its controller at `observed` (None: not yet).
+    fn deployment(generation: i64, observed: Option<Value>) -> Value {
+        let mut object = json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {
+                "name": "web", "namespace": "team-a", "uid": "web-uid", "generation": generation
+            },
+            "spec": {
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": template("h3", "orders-out-3")
+            }
+        });
+        if let Some(observed) = observed {
+            object["status"] = json!({"observedGeneration": observed});
+        }
+        object
+    }
+
+    /// A ReplicaSet controlled by `owner`, with `desired` and `actual` replicas.
+    fn replica_set(name: &str, owner: &str, hash: &str, [desired, actual]: [i32; 2]) -> Value {
+        json!({
+            "metadata": {
+                "name": name, "namespace": "team-a",
+                "ownerReferences": [{
+                    "apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
+                    "uid": owner, "controller": true
+                }]
+            },
+            "spec": {
+                "replicas": desired,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": template(hash, &format!("orders-out-{hash}"))
+            },
+            "status": {"replicas": actual}
+        })
+    }
+
+    fn web() -> Vec<Target> {
+        vec![Target {
+            kind: RolloutKind::Deployment,
+            name: "web".into(),
+            opted_in: false,
+        }]
+    }
+
+    #[tokio::test]
+    async fn a_deployment_holds_its_template_and_every_replica_set_of_its_with_pods() {
+        let (client, api_server) = fixtures::client();
+        let replica_sets = json!({
+            "apiVersion": "apps/v1", "kind": "ReplicaSetList", "metadata": {},
+            "items": [
+                replica_set("web-2", "web-uid", "h2", [0, 1]),
+                replica_set("web-1", "web-uid", "h1", [0, 0]),
+                replica_set("other", "other-uid", "h0", [1, 1]),
+            ]
+        });
+        let scenario = api_server.run(vec![
+            Exchange::get(DEPLOYMENT, deployment(2, Some(json!(2)))),
+            Exchange::new(Method::GET, REPLICA_SETS, move |r: &Received| {
+                assert!(r.query.contains("labelSelector=app%3Dweb"), "{}", r.query);
+                (StatusCode::OK, replica_sets)
+            }),
+        ]);
+        let in_use = hashes_in_use(&client, "team-a", &web()).await;
+        drop(client);
+        fixtures::finish(scenario).await;
+        let in_use = in_use.expect("the targets read");
+        // The template, and the ReplicaSet still scaling down; not the scaled-down one, nor one
+        // that another Deployment controls.
+        assert_eq!(in_use.hashes, ["h2", "h3"].map(String::from).into());
+        assert_eq!(
+            in_use.names,
+            ["orders-out-3", "orders-out-h2"].map(String::from).into()
+        );
+    }
+
+    #[tokio::test]
+    async fn nothing_is_known_in_use_while_a_deployment_is_unobserved_or_unreadable() {
+        for (answer, expected) in [
+            (deployment(2, None), "RolloutInProgress"),
+            (deployment(3, Some(json!(2))), "NotObserved"),
+            // An Argo Rollout's observedGeneration is a string.
+            (deployment(3, Some(json!("2"))), "NotObserved"),
+        ] {
+            let (client, api_server) = fixtures::client();
+            let scenario = api_server.run(vec![Exchange::get(DEPLOYMENT, answer)]);
+            let in_use = hashes_in_use(&client, "team-a", &web()).await;
+            drop(client);
+            fixtures::finish(scenario).await;
+            let error = in_use.expect_err("not known");
+            assert_eq!(error.metric_label(), expected, "{error}");
+        }
+        let (client, api_server) = fixtures::client();
+        let scenario = api_server.run(vec![Exchange::new(Method::GET, DEPLOYMENT, |_| {
+            (StatusCode::FORBIDDEN, api_status(403, "Forbidden", "no"))
+        })]);
+        let in_use = hashes_in_use(&client, "team-a", &web()).await;
+        drop(client);
+        fixtures::finish(scenario).await;
+        assert_eq!(in_use.expect_err("unreadable").metric_label(), "Forbidden");
     }
 
     #[tokio::test]
