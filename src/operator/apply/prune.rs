@@ -431,6 +431,7 @@ mod tests {
                 replica_set("web-2", "web-uid", "h2", [0, 1]),
                 replica_set("web-1", "web-uid", "h1", [0, 0]),
                 replica_set("other", "other-uid", "h0", [1, 1]),
+                replica_set("web-4", "web-uid", "h4", [1, 0]),
             ]
         });
         let scenario = api_server.run(vec![
@@ -444,12 +445,97 @@ mod tests {
         drop(client);
         fixtures::finish(scenario).await;
         let in_use = in_use.expect("the targets read");
-        // The template, and the ReplicaSet still scaling down; not the scaled-down one, nor one
-        // that another Deployment controls.
-        assert_eq!(in_use.hashes, ["h2", "h3"].map(String::from).into());
+        // The template, the ReplicaSet still scaling down and the one scaling up; not the
+        // scaled-down one, nor one that another Deployment controls.
+        assert_eq!(in_use.hashes, ["h2", "h3", "h4"].map(String::from).into());
         assert_eq!(
             in_use.names,
-            ["orders-out-3", "orders-out-h2"].map(String::from).into()
+            ["orders-out-3", "orders-out-h2", "orders-out-h4"]
+                .map(String::from)
+                .into()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_stateful_set_or_daemon_set_is_known_to_hold_only_its_template_once_settled() {
+        let stateful_set = |updated: i32| {
+            json!({
+                "apiVersion": "apps/v1", "kind": "StatefulSet",
+                "metadata": {"name": "db", "namespace": "team-a", "generation": 1},
+                "spec": {
+                    "replicas": 2, "serviceName": "db",
+                    "selector": {"matchLabels": {"app": "db"}},
+                    "template": template("h5", "orders-out-5")
+                },
+                "status": {
+                    "observedGeneration": 1, "replicas": 2, "updatedReplicas": updated,
+                    "currentRevision": "db-1", "updateRevision": "db-1"
+                }
+            })
+        };
+        let daemon_set = |unavailable: i32| {
+            json!({
+                "apiVersion": "apps/v1", "kind": "DaemonSet",
+                "metadata": {"name": "agent", "namespace": "team-a", "generation": 1},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "agent"}},
+                    "template": template("h6", "orders-out-6")
+                },
+                "status": {
+                    "observedGeneration": 1, "desiredNumberScheduled": 3,
+                    "currentNumberScheduled": 3, "numberMisscheduled": 0, "numberReady": 3,
+                    "updatedNumberScheduled": 3, "numberUnavailable": unavailable
+                }
+            })
+        };
+        let targets = [
+            (RolloutKind::StatefulSet, "db", "statefulsets"),
+            (RolloutKind::DaemonSet, "agent", "daemonsets"),
+        ]
+        .map(|(kind, name, plural)| {
+            let target = Target {
+                kind,
+                name: name.into(),
+                opted_in: false,
+            };
+            (
+                target,
+                format!("/apis/apps/v1/namespaces/team-a/{plural}/{name}"),
+            )
+        });
+        let ask = |answers: [Value; 2]| {
+            let (client, api_server) = fixtures::client();
+            let [db, agent] = answers;
+            let scenario = api_server.run(vec![
+                Exchange::get(targets[0].1.clone(), db),
+                Exchange::get(targets[1].1.clone(), agent),
+            ]);
+            let targets: Vec<Target> = targets.iter().map(|(t, _)| t.clone()).collect();
+            async move {
+                let in_use = hashes_in_use(&client, "team-a", &targets).await;
+                drop(client);
+                fixtures::finish(scenario).await;
+                in_use
+            }
+        };
+        let in_use = ask([stateful_set(2), daemon_set(0)])
+            .await
+            .expect("settled");
+        assert_eq!(in_use.hashes, ["h5", "h6"].map(String::from).into());
+        // Rolling: which ControllerRevision each pod runs is not known, so nothing is pruned.
+        let rolling = ask([stateful_set(2), daemon_set(1)]).await;
+        assert_eq!(
+            rolling.map_err(|e| e.metric_label()),
+            Err("RolloutInProgress")
+        );
+        let (client, api_server) = fixtures::client();
+        let scenario = api_server.run(vec![Exchange::get(targets[0].1.clone(), stateful_set(1))]);
+        let rolling = hashes_in_use(&client, "team-a", &[targets[0].0.clone()]).await;
+        drop(client);
+        fixtures::finish(scenario).await;
+        assert_eq!(
+            rolling.map_err(|e| e.metric_label()),
+            Err("RolloutInProgress")
         );
     }
 
