@@ -329,6 +329,11 @@ mod tests {
 
     /// An old immutable output of config `orders` (uid `config-uid`), as a metadata list has it.
     fn listed(name: &str, uid: &str, second: u32) -> Value {
+        listed_under("config-uid", name, uid, second)
+    }
+
+    /// An output labelled for config `orders`, controlled by `controller`.
+    fn listed_under(controller: &str, name: &str, uid: &str, second: u32) -> Value {
         json!({
             "apiVersion": "meta.k8s.io/v1",
             "kind": "PartialObjectMetadata",
@@ -339,7 +344,7 @@ mod tests {
                 "annotations": {HASH_ANNOTATION: format!("hash-{name}")},
                 "ownerReferences": [{
                     "apiVersion": "kafkaconfig.dev/v1alpha1", "kind": "KafkaToolConfig",
-                    "name": "orders", "uid": "config-uid", "controller": true
+                    "name": "orders", "uid": controller, "controller": true
                 }]
             }
         })
@@ -575,16 +580,31 @@ mod tests {
                     "apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadataList",
                     "metadata": {},
                     "items": [
+                        listed("orders-out-4", "uid-4", 4),
                         listed("orders-out-3", "uid-3", 3),
                         listed("orders-out-2", "uid-2", 2),
                         listed("orders-out-1", "uid-1", 1),
+                        // Labelled for this config, but an earlier config of the same name's.
+                        listed_under("earlier-uid", "orders-out-0", "uid-0", 0),
                     ]
                 }),
             ),
-            delete("orders-out-2", "uid-2", StatusCode::OK),
+            delete("orders-out-3", "uid-3", StatusCode::OK),
             // Replaced under the same name since the list: refused, and not an error.
-            delete("orders-out-1", "uid-1", StatusCode::CONFLICT),
+            delete("orders-out-2", "uid-2", StatusCode::CONFLICT),
         ]);
+        // The history orders before creation times: out-1's content was made current last.
+        let history =
+            [("hash-orders-out-3", 4), ("hash-orders-out-1", 5)].map(|(hash, revision)| {
+                HistoryEntry {
+                    revision,
+                    hash: hash.to_string(),
+                    time: String::new(),
+                    changed_keys: Vec::new(),
+                    cause: String::new(),
+                    by: None,
+                }
+            });
         let spec: ToolConfigSpec = serde_json::from_value(json!({
             "tool": "kafka-console-producer",
             "output": {"name": "orders-out", "immutable": true, "keep": 1}
@@ -602,7 +622,7 @@ mod tests {
             &spec,
             "orders-out-4",
             &[],
-            &[],
+            &history,
         )
         .await;
         drop(client);
