@@ -268,10 +268,9 @@ async fn a_current_rollout_proven_by_the_pods_watch_costs_no_request_at_all() {
     assert!(received.is_empty(), "{received:?}");
 }
 
-#[tokio::test]
-async fn an_output_name_held_by_a_foreign_object_is_an_output_conflict_and_left_alone() {
-    // Another config's output under this output's name: not controlled by this config.
-    let foreign = json!({
+/// Another config's output under this output's name: not controlled by this config.
+fn foreign_output() -> Value {
+    json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
@@ -281,45 +280,98 @@ async fn an_output_name_held_by_a_foreign_object_is_an_output_conflict_and_left_
                 "name": "other", "uid": "uid-of-another-config", "controller": true
             }]
         }
-    });
-    let (result, received) = reconcile_once(
-        config(None),
-        Vec::new(),
-        vec![
-            Exchange::get(SOURCE, source()),
-            Exchange::get(OUTPUT, partial_metadata(&foreign)),
-            Exchange::new(Method::PATCH, STATUS, |request| {
-                let status = &request.body["status"];
-                let ready = condition(status, "Ready");
-                assert_eq!(ready["status"], "False", "{status}");
-                assert_eq!(ready["reason"], "OutputConflict", "{status}");
-                let message = ready["message"].as_str().expect("a message");
-                assert!(
-                    message.contains("ConfigMap orders-client")
-                        && message.contains("not controlled by this KafkaToolConfig"),
-                    "{message}"
-                );
-                assert_eq!(ready["observedGeneration"], 1, "{status}");
-                assert!(status.get("configHash").is_none(), "{status}");
-                // kstatus: InProgress (checked again in a minute), not Failed.
-                assert_eq!(condition(status, "Reconciling")["status"], "True");
-                assert!(kstatus_condition(status, "Stalled").is_none(), "{status}");
-                status_applied(request)
-            }),
-            warning_event("OutputConflict"),
-        ],
-    )
-    .await;
+    })
+}
+
+/// The status write of a config whose output name another object holds.
+fn conflict_reported(request: &Received) -> (StatusCode, Value) {
+    let status = &request.body["status"];
+    let ready = condition(status, "Ready");
+    assert_eq!(ready["status"], "False", "{status}");
+    assert_eq!(ready["reason"], "OutputConflict", "{status}");
+    let message = ready["message"].as_str().expect("a message");
+    assert!(
+        message.contains("ConfigMap orders-client")
+            && message.contains("not controlled by this KafkaToolConfig"),
+        "{message}"
+    );
+    assert_eq!(ready["observedGeneration"], 1, "{status}");
+    assert!(status.get("configHash").is_none(), "{status}");
+    // kstatus: InProgress (checked again in a minute), not Failed.
+    assert_eq!(condition(status, "Reconciling")["status"], "True");
+    assert!(kstatus_condition(status, "Stalled").is_none(), "{status}");
+    status_applied(request)
+}
+
+/// Reconciles a new config whose output name `holder` holds, expecting `before_status` (the
+/// requests up to the read of `holder`), then the conflict's status and Warning: no write to the
+/// output, a check again in a minute.
+async fn an_output_conflict(versions: Vec<ScopeVersions>, before_status: Vec<Exchange>) {
+    let mut scenario = before_status;
+    scenario.push(Exchange::new(Method::PATCH, STATUS, conflict_reported));
+    scenario.push(warning_event("OutputConflict"));
+    let (result, received) = reconcile_once(config(None), versions, scenario).await;
     // Checked again in a minute: the other owner may clean up.
     assert_eq!(
         result.expect("a conflict is a status, not an error"),
         Action::requeue(Duration::from_secs(60))
     );
-    let touched_output: Vec<&Received> = received
+    let writes_to_output: Vec<&Received> = received
         .iter()
-        .filter(|r| r.method != Method::GET && r.path.starts_with(CONFIG_MAPS))
+        .filter(|r| r.method != Method::GET && r.path == OUTPUT)
         .collect();
-    assert!(touched_output.is_empty(), "{touched_output:?}");
+    assert!(writes_to_output.is_empty(), "{writes_to_output:?}");
+}
+
+#[tokio::test]
+async fn an_output_name_held_by_a_foreign_object_is_an_output_conflict_and_left_alone() {
+    an_output_conflict(
+        Vec::new(),
+        vec![
+            Exchange::get(SOURCE, source()),
+            Exchange::get(OUTPUT, partial_metadata(&foreign_output())),
+        ],
+    )
+    .await;
+}
+
+/// A copy of this config's output, the same content and hash, that another config controls: the
+/// watch cache's controller uid does not make it ours. The API server's copy decides.
+#[tokio::test]
+async fn a_foreign_copy_of_the_output_in_the_watch_cache_is_a_conflict_too() {
+    let (_, output) = first_render().await;
+    let mut copy = output;
+    copy["metadata"]["ownerReferences"] = foreign_output()["metadata"]["ownerReferences"].clone();
+    an_output_conflict(
+        fixtures::listed_versions(&[source(), copy.clone()]),
+        vec![
+            Exchange::get(SOURCE, source()),
+            Exchange::get(OUTPUT, partial_metadata(&copy)),
+        ],
+    )
+    .await;
+}
+
+/// The watch listed no output, and the create finds the name taken since: the object there is
+/// read, and it is not ours.
+#[tokio::test]
+async fn a_name_taken_after_the_watch_listed_it_absent_is_a_conflict() {
+    an_output_conflict(
+        fixtures::listed_versions(&[source()]),
+        vec![
+            Exchange::get(SOURCE, source()),
+            Exchange::new(Method::POST, CONFIG_MAPS, |_| {
+                let taken = api_status(
+                    409,
+                    "AlreadyExists",
+                    "configmaps \"orders-client\" already exists",
+                );
+                (StatusCode::CONFLICT, taken)
+            }),
+            Exchange::get(OUTPUT, partial_metadata(&foreign_output())),
+        ],
+    )
+    .await;
 }
 
 /// The output's create fails with `code`: Ready=False names the refusal (reason
