@@ -356,6 +356,22 @@ mod tests {
 
     use super::*;
 
+    /// History names the keys a Secret output's write changed: its files are its data as text.
+    #[test]
+    fn a_secret_outputs_files_are_its_data_as_text() {
+        let secret = Secret {
+            data: Some(BTreeMap::from([(
+                "client.properties".to_string(),
+                k8s_openapi::ByteString(b"linger.ms=5\n".to_vec()),
+            )])),
+            ..Secret::default()
+        };
+        let files =
+            BTreeMap::from([("client.properties".to_string(), "linger.ms=5\n".to_string())]);
+        assert_eq!(secret.files(), files);
+        assert_eq!(Secret::default().files(), BTreeMap::new());
+    }
+
     fn statefulset(
         generation: i64,
         replicas: i32,

@@ -352,6 +352,28 @@ async fn a_foreign_copy_of_the_output_in_the_watch_cache_is_a_conflict_too() {
     .await;
 }
 
+/// The watch cache still lists this config's output, but the object the API server has under
+/// that name now is another's (deleted and created again since): the read before the update
+/// decides, and it is not overwritten.
+#[tokio::test]
+async fn an_output_replaced_since_the_watch_listed_it_is_a_conflict_not_overwritten() {
+    let (_, output) = first_render().await;
+    let mut edited = source();
+    edited["data"]["client.properties"] =
+        json!("bootstrap.servers=kafka-0.kafka:9092\nlinger.ms=30\n");
+    let mut replaced = output.clone();
+    replaced["metadata"]["ownerReferences"] =
+        foreign_output()["metadata"]["ownerReferences"].clone();
+    an_output_conflict(
+        fixtures::listed_versions(&[edited.clone(), output]),
+        vec![
+            Exchange::get(SOURCE, edited),
+            Exchange::get(OUTPUT, replaced),
+        ],
+    )
+    .await;
+}
+
 /// The watch listed no output, and the create finds the name taken since: the object there is
 /// read, and it is not ours.
 #[tokio::test]
