@@ -85,8 +85,6 @@ impl<K: Resource<DynamicType = ()>> Resource for Written<K> {
 pub struct OutputState {
     /// Hash of the content in our output object now.
     pub hash: Option<String>,
-    /// Hash before this reconcile (for history), when we own the object.
-    pub previous_hash: Option<String>,
     /// Files before this reconcile's write (to name the changed keys), when we wrote.
     pub previous_files: Option<BTreeMap<String, String>>,
     pub wrote: bool,
@@ -207,7 +205,6 @@ impl OutputWrite<'_> {
             {
                 // Immutable objects are content-addressed: same name, same content.
                 Ok(OutputState {
-                    previous_hash: live.hash.clone(),
                     hash: live.hash.or_else(|| Some(hash.clone())),
                     ..OutputState::default()
                 })
@@ -220,7 +217,6 @@ impl OutputWrite<'_> {
                 // or has not brought in our last write yet): what was read decides, so content
                 // the output already holds is not written again.
                 Some(old) if holds(old.meta(), uid, hash) => Ok(OutputState {
-                    previous_hash: Some(hash.clone()),
                     hash: Some(hash.clone()),
                     ..OutputState::default()
                 }),
@@ -255,7 +251,6 @@ impl OutputWrite<'_> {
             if let Some(old) = api.get_opt(&prev_name).await?
                 && is_controlled_by(old.meta(), self.uid)
             {
-                state.previous_hash = Some(prev.to_string());
                 state.previous_files = Some(old.files());
             }
         }
@@ -275,7 +270,6 @@ impl OutputWrite<'_> {
             .await?;
         self.metrics.write(&K::kind(&()));
         Ok(OutputState {
-            previous_hash: hash_of(old.meta()),
             previous_files: Some(old.files()),
             wrote: true,
             hash: Some(self.rendered.hash.clone()),

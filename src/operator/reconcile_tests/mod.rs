@@ -164,6 +164,14 @@ async fn first_render() -> (Value, Value) {
     )
     .await;
     assert_eq!(result.expect("the first reconcile"), Action::await_change());
+    // Created under the manager name its later applies use: a different one would own the
+    // files as "somebody else's edit" (`foreign_content_owner`).
+    let manager = format!("fieldManager={MANAGER}");
+    assert!(
+        received[2].query.split('&').any(|p| p == manager),
+        "{}",
+        received[2]
+    );
     let output = created(&received[2]).1;
     let status = received[3].body["status"].clone();
     assert_eq!(condition(&status, "Ready")["status"], "True", "{status}");
