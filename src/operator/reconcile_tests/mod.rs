@@ -406,51 +406,56 @@ async fn a_name_taken_after_the_watch_listed_it_absent_is_a_conflict() {
 
 /// The output's create fails with `code`: Ready=False names the refusal (reason
 /// `OutputWriteFailed`, the API server's code, reason and message), no hash is claimed, and the
-/// error is returned (kube-runtime retries with backoff).
-async fn a_failed_output_write_is_returned_and_reported(code: u16, reason: &'static str) {
-    let (result, received) = reconcile_once(
-        config(None),
-        Vec::new(),
-        vec![
-            Exchange::get(SOURCE, source()),
-            Exchange::get_absent(OUTPUT),
-            Exchange::new(Method::POST, CONFIG_MAPS, move |request| {
-                assert_eq!(request.body["metadata"]["name"], "orders-client");
-                (
-                    StatusCode::from_u16(code).expect("a status code"),
-                    api_status(code, reason, "the write failed"),
-                )
-            }),
-            Exchange::new(Method::PATCH, STATUS, move |request| {
-                let status = &request.body["status"];
-                let ready = condition(status, "Ready");
-                assert_eq!(ready["status"], "False", "{status}");
-                assert_eq!(ready["reason"], "OutputWriteFailed", "{status}");
-                assert_eq!(
-                    ready["message"],
-                    format!(
-                        "cannot write ConfigMap team-a/orders-client: {code} {reason}: the write failed"
-                    ),
-                    "{status}"
-                );
-                assert_eq!(condition(status, "Valid")["status"], "True", "{status}");
-                assert_eq!(status["observedGeneration"], 1, "{status}");
-                // kstatus: a 422 comes back on every retry (Stalled: Failed); a 500 may pass
-                // (Reconciling: InProgress). Never both.
-                let (set, absent) = if code == 422 {
-                    ("Stalled", "Reconciling")
-                } else {
-                    ("Reconciling", "Stalled")
-                };
-                assert_eq!(condition(status, set)["status"], "True", "{status}");
-                assert!(kstatus_condition(status, absent).is_none(), "{status}");
-                assert!(status.get("configHash").is_none(), "{status}");
-                status_applied(request)
-            }),
-            warning_event("OutputWriteFailed"),
-        ],
-    )
-    .await;
+/// error is returned (kube-runtime retries with backoff). `listed`: the watch cache lists the
+/// namespace without the output (no read before the create, and none after the refusal).
+async fn a_failed_output_write_is_returned_and_reported(
+    code: u16,
+    reason: &'static str,
+    listed: bool,
+) {
+    let (versions, mut scenario) = if listed {
+        (fixtures::listed_versions(&[source()]), Vec::new())
+    } else {
+        (Vec::new(), vec![Exchange::get_absent(OUTPUT)])
+    };
+    scenario.insert(0, Exchange::get(SOURCE, source()));
+    scenario.extend(vec![
+        Exchange::new(Method::POST, CONFIG_MAPS, move |request| {
+            assert_eq!(request.body["metadata"]["name"], "orders-client");
+            (
+                StatusCode::from_u16(code).expect("a status code"),
+                api_status(code, reason, "the write failed"),
+            )
+        }),
+        Exchange::new(Method::PATCH, STATUS, move |request| {
+            let status = &request.body["status"];
+            let ready = condition(status, "Ready");
+            assert_eq!(ready["status"], "False", "{status}");
+            assert_eq!(ready["reason"], "OutputWriteFailed", "{status}");
+            assert_eq!(
+                ready["message"],
+                format!(
+                    "cannot write ConfigMap team-a/orders-client: {code} {reason}: the write failed"
+                ),
+                "{status}"
+            );
+            assert_eq!(condition(status, "Valid")["status"], "True", "{status}");
+            assert_eq!(status["observedGeneration"], 1, "{status}");
+            // kstatus: a 422 comes back on every retry (Stalled: Failed); a 500 may pass
+            // (Reconciling: InProgress). Never both.
+            let (set, absent) = if code == 422 {
+                ("Stalled", "Reconciling")
+            } else {
+                ("Reconciling", "Stalled")
+            };
+            assert_eq!(condition(status, set)["status"], "True", "{status}");
+            assert!(kstatus_condition(status, absent).is_none(), "{status}");
+            assert!(status.get("configHash").is_none(), "{status}");
+            status_applied(request)
+        }),
+        warning_event("OutputWriteFailed"),
+    ]);
+    let (result, received) = reconcile_once(config(None), versions, scenario).await;
     match result {
         Err(Error::OutputRefused(kube::Error::Api(status))) => {
             assert_eq!((status.code, status.reason.as_str()), (code, reason))
@@ -474,12 +479,12 @@ async fn a_failed_output_write_is_returned_and_reported(code: u16, reason: &'sta
 
 #[tokio::test]
 async fn an_output_write_failing_with_500_is_returned_and_the_status_says_so() {
-    a_failed_output_write_is_returned_and_reported(500, "InternalError").await;
+    a_failed_output_write_is_returned_and_reported(500, "InternalError", false).await;
 }
 
 #[tokio::test]
 async fn an_output_write_rejected_with_422_is_returned_and_the_status_says_so() {
-    a_failed_output_write_is_returned_and_reported(422, "Invalid").await;
+    a_failed_output_write_is_returned_and_reported(422, "Invalid", true).await;
 }
 
 /// An output and status as an operator before the keyed hash wrote them: `sha256:` and no
