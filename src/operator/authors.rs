@@ -128,6 +128,8 @@ mod tests {
                 k8s_openapi::jiff::Timestamp::from_second(secs).expect("a valid time"),
             )),
             fields_v1: Some(FieldsV1(fields)),
+            fields_type: Some("FieldsV1".into()),
+            api_version: Some("kafkaconfig.dev/v1alpha1".into()),
             ..ManagedFieldsEntry::default()
         }
     }
