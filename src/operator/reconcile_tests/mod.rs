@@ -291,6 +291,12 @@ fn foreign_output() -> Value {
     })
 }
 
+/// `output` with its controller reference replaced by another config's.
+fn controlled_by_another(mut output: Value) -> Value {
+    output["metadata"]["ownerReferences"] = foreign_output()["metadata"]["ownerReferences"].take();
+    output
+}
+
 /// The status write of a config whose output name another object holds.
 fn conflict_reported(request: &Received) -> (StatusCode, Value) {
     let status = &request.body["status"];
@@ -348,8 +354,7 @@ async fn an_output_name_held_by_a_foreign_object_is_an_output_conflict_and_left_
 #[tokio::test]
 async fn a_foreign_copy_of_the_output_in_the_watch_cache_is_a_conflict_too() {
     let (_, output) = first_render().await;
-    let mut copy = output;
-    copy["metadata"]["ownerReferences"] = foreign_output()["metadata"]["ownerReferences"].clone();
+    let copy = controlled_by_another(output);
     an_output_conflict(
         fixtures::listed_versions(&[source(), copy.clone()]),
         vec![
@@ -369,9 +374,7 @@ async fn an_output_replaced_since_the_watch_listed_it_is_a_conflict_not_overwrit
     let mut edited = source();
     edited["data"]["client.properties"] =
         json!("bootstrap.servers=kafka-0.kafka:9092\nlinger.ms=30\n");
-    let mut replaced = output.clone();
-    replaced["metadata"]["ownerReferences"] =
-        foreign_output()["metadata"]["ownerReferences"].clone();
+    let replaced = controlled_by_another(output.clone());
     an_output_conflict(
         fixtures::listed_versions(&[edited.clone(), output]),
         vec![
