@@ -146,8 +146,21 @@ def fail(msg):
     sys.exit(2)
 
 
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+# A thread that forks while another holds a stand-in script open for writing leaves that write
+# descriptor open in its child until the child execs; exec'ing the script in that window fails
+# with ETXTBSY ("Text file busy", seen in CI). Forks and script writes therefore never overlap.
+SPAWN_LOCK = threading.Lock()
+
+
+def spawn(cmd, **kw):
+    with SPAWN_LOCK:
+        return subprocess.Popen(cmd, **kw)
+
+
+def run(cmd):
+    with spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        out, err = proc.communicate()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 # --- java.util.Properties.load, enough for what we render and what users write ---------------
@@ -391,19 +404,19 @@ def launch_line(tool, java, mount):
     os.makedirs(bin_dir, exist_ok=True)
     script = SCRIPT.get(tool, tool + ".sh")
     path = os.path.join(bin_dir, script)
-    with open(path, "w") as f:
-        f.write("#!/usr/bin/env bash\nexec " + " ".join(shlex.quote(w) for w in java) + ' "$@"\n')
-    os.chmod(path, 0o755)
+    with SPAWN_LOCK:
+        with open(path, "w") as f:
+            f.write("#!/usr/bin/env bash\nexec " + " ".join(shlex.quote(w) for w in java) + ' "$@"\n')
+        os.chmod(path, 0o755)
     return ["bash", "-c", LAUNCH.format(mount=shlex.quote(mount.rstrip("/")), bin=shlex.quote(bin_dir),
                                         script=script)]
 
 
 def run_tool(java_cmd, expected, timeout, cwd):
     """Runs the tool; returns (blocks, log, reason). blocks: list of (role, {key: raw})."""
-    proc = subprocess.Popen(java_cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, encoding="utf-8",
-                            errors="replace", cwd=cwd,
-                            start_new_session=True)
+    proc = spawn(java_cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                 stderr=subprocess.STDOUT, text=True, encoding="utf-8",
+                 errors="replace", cwd=cwd, start_new_session=True)
     blocks = []
     log = []
     state = {"timed_out": False}
