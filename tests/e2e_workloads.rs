@@ -12,6 +12,9 @@
 //! - an Argo Rollout (`argoproj.io/v1alpha1`, a stand-in CRD) is rolled through the same path;
 //! - Argo CD's view: a server-side-apply dry-run of the Git manifest shows no change once the
 //!   fields the operator manages are ignored (docs/argocd.md), and shows the revert without.
+//! - the API server's side of the operator's guarded writes: a server-side apply carrying the
+//!   uid and resourceVersion read is refused with 409 once the object changed, was replaced or
+//!   was deleted (with the resourceVersion alone, a deleted object is created again).
 //!
 //! Needs `KCO_E2E_KUBECONFIG`; `#[ignore]`d in plain `cargo test`, FAILS without the variable
 //! under `--include-ignored` (scripts/test.sh). Run:
@@ -619,4 +622,102 @@ fn docs_argocd_shows_the_ignore_differences_the_view_check_uses() {
             "docs/argocd.md lacks the sync option {line}"
         );
     }
+}
+
+/// The API server's side of the operator's guarded writes (`apply::update_tests` and
+/// `apply::rollout::roll_tests` mock it): a server-side apply carrying the `metadata.uid` and
+/// `metadata.resourceVersion` read applies while the object is unchanged, and is refused with
+/// 409 once it changed, was replaced by another object under the same name, or was deleted.
+/// With the resourceVersion alone, the apply onto a deleted object creates it: for an Argo
+/// Rollout (its template has no schema) the patch alone passes as a whole object.
+#[test]
+#[ignore = "needs KCO_E2E_KUBECONFIG"]
+fn a_server_side_apply_carrying_the_uid_and_version_read_is_refused_once_the_object_moved_on() {
+    let cluster = Cluster::from_env();
+    cluster.install_argo_rollouts_crd();
+    let ns = "kco-wl-guarded";
+    cluster.fresh_namespace(ns);
+    cluster.kubectl(&["create", "namespace", ns]);
+    let rollout = |hash: &str, read: Option<&Value>| {
+        let mut object = json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
+            "metadata": {"name": "guarded", "namespace": ns},
+            "spec": {"template": {"metadata": {"annotations": {HASH: hash}}}}
+        });
+        if let Some(read) = read {
+            object["metadata"]["uid"] = read["metadata"]["uid"].clone();
+            object["metadata"]["resourceVersion"] = read["metadata"]["resourceVersion"].clone();
+        }
+        object.to_string()
+    };
+    let apply = |manager: &str, body: &str| {
+        cluster.run(
+            &[
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                &format!("--field-manager={manager}"),
+                "-f",
+                "-",
+            ],
+            Some(body),
+        )
+    };
+    let ours = |body: &str| apply("kafka-config-operator", body);
+    let read = || cluster.json(&["get", "rollouts.argoproj.io", "guarded", "-n", ns]);
+    let hash_now =
+        || read().map(|o| o["spec"]["template"]["metadata"]["annotations"][HASH].clone());
+    let refused = |body: &str, what: &str| {
+        let error = ours(body).expect_err(what);
+        assert!(
+            error.contains("Operation cannot be fulfilled"),
+            "{what}: {error}"
+        );
+        println!("  {what}: {}", error.lines().next().unwrap_or_default());
+    };
+
+    step("unchanged since the read: applied");
+    eventually("the Rollout created", Duration::from_secs(30), || {
+        apply("someone-else", &rollout("h0", None))
+    });
+    let first = read().expect("the Rollout");
+    ours(&rollout("h1", Some(&first))).expect("the object read applies");
+    assert_eq!(hash_now(), Some(json!("h1")));
+
+    step("changed since the read: 409, nothing written");
+    let second = read().expect("the Rollout");
+    cluster.merge_patch(
+        "rollouts.argoproj.io",
+        "guarded",
+        Some(ns),
+        json!({"metadata": {"labels": {"edited-by": "someone-else"}}}),
+    );
+    refused(&rollout("h2", Some(&second)), "changed");
+    assert_eq!(hash_now(), Some(json!("h1")));
+
+    step("deleted and created again by someone else since the read: 409, theirs untouched");
+    let third = read().expect("the Rollout");
+    cluster.kubectl(&["delete", "rollouts.argoproj.io", "guarded", "-n", ns]);
+    apply("someone-else", &rollout("theirs", None)).expect("their Rollout");
+    refused(&rollout("h3", Some(&third)), "replaced");
+    assert_eq!(hash_now(), Some(json!("theirs")));
+
+    step("deleted since the read: 409, nothing created");
+    let fourth = read().expect("the Rollout");
+    cluster.kubectl(&["delete", "rollouts.argoproj.io", "guarded", "-n", ns]);
+    refused(&rollout("h4", Some(&fourth)), "deleted");
+    assert_eq!(hash_now(), None, "created from the patch alone");
+    let mut version_only: Value =
+        serde_json::from_str(&rollout("h4", Some(&fourth))).expect("JSON");
+    version_only["metadata"]
+        .as_object_mut()
+        .expect("metadata")
+        .remove("uid");
+    ours(&version_only.to_string()).expect("without the uid, the apply creates the object");
+    assert_eq!(
+        hash_now(),
+        Some(json!("h4")),
+        "the reason the uid is sent: a resourceVersion alone does not stop a create"
+    );
+    cluster.kubectl(&["delete", "namespace", ns, "--wait=false"]);
 }

@@ -92,6 +92,10 @@ pub struct OutputState {
     pub conflict: Option<String>,
 }
 
+/// How many times an output update reads and applies when each apply finds the object changed
+/// since its read (409).
+const UPDATE_ATTEMPTS: u32 = 2;
+
 fn apply_params() -> PatchParams {
     PatchParams::apply(MANAGER).force()
 }
@@ -209,24 +213,49 @@ impl OutputWrite<'_> {
                     ..OutputState::default()
                 })
             }
-            // At least the cached version: answered from the API server's watch cache. Our
-            // forced apply does not depend on it being the latest; the owner check is as good as
-            // the cache's, and the files name the changed keys.
-            Some(_) => match get_at_least(&api, &name, cached_version.as_deref()).await? {
+            Some(_) => self.read_and_update(&api, object, cached_version).await,
+        }
+    }
+
+    /// Reads the output and applies the new content onto exactly the object and version read.
+    /// First at least the cached version (answered from the API server's watch cache); if the
+    /// object changed after that read, or was deleted or replaced by someone else's (which the
+    /// owner check never saw), the apply is refused with 409 and the latest version (a quorum
+    /// read) decides once more.
+    async fn read_and_update<K: OutputFiles>(
+        &self,
+        api: &Api<K>,
+        object: K,
+        cached_version: Option<String>,
+    ) -> Result<OutputState, Error> {
+        let (name, uid, hash) = (object.name_any(), self.uid, &self.rendered.hash);
+        let mut at_least = cached_version;
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let old = match get_at_least(api, &name, at_least.as_deref()).await? {
                 // The cache is behind the object (its watch is down or relisting after a 410,
                 // or has not brought in our last write yet): what was read decides, so content
                 // the output already holds is not written again.
-                Some(old) if holds(old.meta(), uid, hash) => Ok(OutputState {
-                    hash: Some(hash.clone()),
-                    ..OutputState::default()
-                }),
-                Some(old) if is_controlled_by(old.meta(), uid) => {
-                    self.update(&name, &object, old).await
+                Some(old) if holds(old.meta(), uid, hash) => {
+                    return Ok(OutputState {
+                        hash: Some(hash.clone()),
+                        ..OutputState::default()
+                    });
                 }
-                Some(_) => Ok(conflict(&K::kind(&()), &name)),
+                Some(old) if is_controlled_by(old.meta(), uid) => old,
+                Some(_) => return Ok(conflict(&K::kind(&()), &name)),
                 // Deleted meanwhile: create it again.
-                None => self.create(&api, &object).await,
-            },
+                None => return self.create(api, &object).await,
+            };
+            match self.update(&name, &object, old).await {
+                Err(Error::Kube(kube::Error::Api(status)))
+                    if status.is_conflict() && attempts < UPDATE_ATTEMPTS =>
+                {
+                    at_least = None;
+                }
+                written => return written,
+            }
         }
     }
 
@@ -257,16 +286,21 @@ impl OutputWrite<'_> {
         Ok(state)
     }
 
-    /// Applies new content over an output we control (`old`, just read).
+    /// Applies new content over an output we control (`old`, just read), only onto the object
+    /// and version read: the API server answers 409 if it changed since, was deleted (the uid:
+    /// server-side apply would otherwise create it) or replaced by another object.
     async fn update<K: OutputFiles>(
         &self,
         name: &str,
         object: &K,
         old: K,
     ) -> Result<OutputState, Error> {
+        let mut guarded = object.clone();
+        guarded.meta_mut().uid = old.meta().uid.clone();
+        guarded.meta_mut().resource_version = old.meta().resource_version.clone();
         let written: Api<Written<K>> = Api::namespaced(self.client.clone(), self.namespace);
         written
-            .patch(name, &apply_params(), &Patch::Apply(object))
+            .patch(name, &apply_params(), &Patch::Apply(&guarded))
             .await?;
         self.metrics.write(&K::kind(&()));
         Ok(OutputState {
@@ -343,6 +377,10 @@ where
     metrics.write("Status");
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "update_tests.rs"]
+mod update_tests;
 
 #[cfg(test)]
 mod tests {

@@ -167,15 +167,22 @@ pub async fn roll_out(
 ) -> Result<Vec<RolloutStatus>, Error> {
     let mut statuses = Vec::new();
     for target in targets {
-        let current = match roll(client, metrics, namespace, target, hash, mount).await {
-            Ok(current) => current,
-            // Argo Rollouts not installed: the target cannot exist.
-            Err(Error::Kube(kube::Error::Api(s)))
-                if s.is_not_found() && target.kind == RolloutKind::Rollout =>
-            {
-                None
+        let mut attempts = 0;
+        let current = loop {
+            attempts += 1;
+            match roll(client, metrics, namespace, target, hash, mount).await {
+                Ok(current) => break current,
+                // Changed since the read: read it again.
+                Err(Error::Kube(kube::Error::Api(s)))
+                    if s.is_conflict() && attempts < ROLL_ATTEMPTS => {}
+                // Argo Rollouts not installed: the target cannot exist.
+                Err(Error::Kube(kube::Error::Api(s)))
+                    if s.is_not_found() && target.kind == RolloutKind::Rollout =>
+                {
+                    break None;
+                }
+                Err(error) => return Err(error),
             }
-            Err(error) => return Err(error),
         };
         statuses.push(RolloutStatus {
             kind: format!("{:?}", target.kind),
@@ -199,6 +206,14 @@ pub fn dynamic_template(workload: &DynamicObject) -> Option<PodTemplateSpec> {
         .and_then(|t| serde_json::from_value(t.clone()).ok())
 }
 
+/// How many times a target is read and rolled when each write finds it changed since the read.
+const ROLL_ATTEMPTS: u32 = 2;
+
+/// Rolls one target from a fresh read. Every write carries the uid and resourceVersion read, so
+/// a workload changed, deleted, or deleted and created again by someone else since the read
+/// answers 409 (the server-side apply would otherwise write into, or even create, an object that
+/// was never read). With a resourceVersion alone, an apply onto a deleted object creates it
+/// (checked on the control plane, `e2e_workloads`); the uid makes that a 409 too.
 async fn roll(
     client: &Client,
     metrics: &Metrics,
@@ -228,19 +243,29 @@ async fn roll(
         return Ok(live);
     }
     let names: Vec<String> = volumes.into_iter().map(|(volume, _)| volume).collect();
-    let body = if target.kind == RolloutKind::Rollout {
+    let mut version = workload.metadata.resource_version.clone();
+    let mut body = if target.kind == RolloutKind::Rollout {
         // Argo's CRD leaves the pod template unstructured, and server-side apply treats an
         // unstructured list as one atomic value: applying one volume would drop the others.
         // The annotation (a map) applies as for the other kinds; the volume names are replaced
         // by a merge patch guarded by the resourceVersion read.
         // The rename first: it carries the resourceVersion read, which the apply would change.
         if let (Some(mount), true) = (mount, stale_volume) {
-            rename_volumes_in_place(&api, name, &workload, mount).await?;
+            version = rename_volumes_in_place(&api, name, &workload, mount).await?;
         }
         patch(target.kind, name, hash, &[], None)
     } else {
         patch(target.kind, name, hash, &names, mount)
     };
+    let read = [
+        ("uid", &workload.metadata.uid),
+        ("resourceVersion", &version),
+    ];
+    for (field, value) in read {
+        if let Some(value) = value {
+            body["metadata"][field] = json!(value);
+        }
+    }
     api.patch(name, &apply_params(), &Patch::Apply(&body))
         .await?;
     metrics.write("Workload");
@@ -250,14 +275,14 @@ async fn roll(
 
 /// A merge patch of the whole volume list with only the mounting volumes' object names changed,
 /// for kinds whose pod template has no schema (a merge patch replaces a list as a whole). It
-/// carries the resourceVersion read: a concurrent edit fails it with 409, and the reconcile
-/// retries from a fresh read.
+/// carries the resourceVersion read: a concurrent edit fails it with 409, and the roll starts
+/// again from a fresh read. Returns the workload's resourceVersion after the patch.
 async fn rename_volumes_in_place(
     api: &Api<DynamicObject>,
     name: &str,
     workload: &DynamicObject,
     mount: &Mount<'_>,
-) -> Result<(), Error> {
+) -> Result<Option<String>, Error> {
     let field = match mount.kind {
         OutputKind::ConfigMap => "/configMap/name",
         OutputKind::Secret => "/secret/secretName",
@@ -267,7 +292,7 @@ async fn rename_volumes_in_place(
         .pointer("/spec/template/spec/volumes")
         .cloned()
     else {
-        return Ok(());
+        return Ok(workload.metadata.resource_version.clone());
     };
     for volume in &mut volumes {
         let typed: Option<Volume> = serde_json::from_value(volume.clone()).ok();
@@ -286,9 +311,13 @@ async fn rename_volumes_in_place(
         field_manager: Some(MANAGER.to_string()),
         ..PatchParams::default()
     };
-    api.patch(name, &params, &Patch::Merge(&body)).await?;
-    Ok(())
+    let renamed = api.patch(name, &params, &Patch::Merge(&body)).await?;
+    Ok(renamed.metadata.resource_version)
 }
+
+#[cfg(test)]
+#[path = "roll_tests.rs"]
+mod roll_tests;
 
 #[cfg(test)]
 mod tests {

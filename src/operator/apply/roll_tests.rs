@@ -1,0 +1,185 @@
+//! Tests of a target's roll against a mocked API server (`fixtures.rs`): every write carries the
+//! resourceVersion read, and a 409 sends the roll back to a fresh read.
+
+use http::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use super::*;
+use crate::operator::fixtures::{self, Exchange, Received, api_status};
+
+const DEPLOYMENT: &str = "/apis/apps/v1/namespaces/team-a/deployments/web";
+const ROLLOUT: &str = "/apis/argoproj.io/v1alpha1/namespaces/team-a/rollouts/web";
+
+/// Workload `web` of `kind` at `version`, its template annotated with `hash` and mounting
+/// ConfigMap `volume`.
+fn workload(kind: RolloutKind, version: &str, hash: &str, volume: &str) -> Value {
+    let resource = api_resource(kind);
+    json!({
+        "apiVersion": resource.api_version, "kind": resource.kind,
+        "metadata": {"name": "web", "namespace": "team-a", "uid": format!("web-{version}"),
+                     "resourceVersion": version},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"annotations": {HASH_ANNOTATION: hash}},
+                "spec": {
+                    "containers": [{"name": "app", "image": "apache/kafka"}],
+                    "volumes": [{"name": "kafka-config", "configMap": {"name": volume}}]
+                }
+            }
+        }
+    })
+}
+
+/// A read of Deployment `web` at `version`, carrying hash `h1`.
+fn deployment_at(version: &str) -> Exchange {
+    Exchange::get(
+        DEPLOYMENT,
+        workload(RolloutKind::Deployment, version, "h1", "orders"),
+    )
+}
+
+/// The apply of hash `h2`, which must be guarded by the uid and `version` read (the workload's
+/// uid is `web-<version it was created at>`, `uid_at`); answered with `status`.
+fn apply_onto(
+    path: &'static str,
+    uid_at: &'static str,
+    version: &'static str,
+    status: StatusCode,
+) -> Exchange {
+    Exchange::new(Method::PATCH, path, move |r: &Received| {
+        assert!(
+            r.query.contains("fieldManager=kafka-config-operator"),
+            "{}",
+            r.query
+        );
+        assert_eq!(
+            r.body["metadata"]["uid"],
+            format!("web-{uid_at}"),
+            "{}",
+            r.body
+        );
+        assert_eq!(r.body["metadata"]["resourceVersion"], version, "{}", r.body);
+        assert_eq!(
+            r.body["spec"]["template"]["metadata"]["annotations"][HASH_ANNOTATION],
+            "h2"
+        );
+        match status {
+            StatusCode::OK => (status, r.body.clone()),
+            _ => (
+                status,
+                api_status(409, "Conflict", "the object has been modified"),
+            ),
+        }
+    })
+}
+
+/// Rolls `web` of `kind` to hash `h2` (mounting `mount` when given) against `exchanges`.
+async fn roll_web(
+    kind: RolloutKind,
+    mount: Option<&Mount<'_>>,
+    exchanges: Vec<Exchange>,
+) -> Result<Vec<RolloutStatus>, Error> {
+    let (client, api_server) = fixtures::client();
+    let scenario = api_server.run(exchanges);
+    let target = Target {
+        kind,
+        name: "web".into(),
+        opted_in: false,
+    };
+    let rolled = roll_out(&client, &Metrics::new(), "team-a", &[target], "h2", mount).await;
+    drop(client);
+    fixtures::finish(scenario).await;
+    rolled
+}
+
+fn hash_of_web(rolled: Result<Vec<RolloutStatus>, Error>) -> Option<String> {
+    let statuses = rolled.expect("rolled");
+    assert_eq!(statuses.len(), 1);
+    statuses[0].hash.clone()
+}
+
+#[tokio::test]
+async fn the_apply_to_a_workload_carries_the_uid_and_version_it_was_read_at() {
+    let rolled = roll_web(
+        RolloutKind::Deployment,
+        None,
+        vec![
+            deployment_at("5"),
+            apply_onto(DEPLOYMENT, "5", "5", StatusCode::OK),
+        ],
+    )
+    .await;
+    assert_eq!(hash_of_web(rolled).as_deref(), Some("h2"));
+}
+
+/// Deleted between the read and the apply: the apply, guarded by the uid, is refused instead of
+/// creating an object from the patch alone (an Argo Rollout has no schema to refuse it), and the
+/// fresh read reports the target missing.
+#[tokio::test]
+async fn a_workload_deleted_between_its_read_and_the_apply_is_not_created() {
+    let rolled = roll_web(
+        RolloutKind::Rollout,
+        None,
+        vec![
+            Exchange::get(ROLLOUT, workload(RolloutKind::Rollout, "5", "h1", "orders")),
+            apply_onto(ROLLOUT, "5", "5", StatusCode::CONFLICT),
+            Exchange::get_absent(ROLLOUT),
+        ],
+    )
+    .await;
+    assert_eq!(hash_of_web(rolled), None);
+}
+
+/// A second refusal in a row is returned: the reconcile retries with backoff.
+#[tokio::test]
+async fn a_workload_that_keeps_changing_is_retried_once_then_left_to_the_backoff() {
+    let rolled = roll_web(
+        RolloutKind::Deployment,
+        None,
+        vec![
+            deployment_at("5"),
+            apply_onto(DEPLOYMENT, "5", "5", StatusCode::CONFLICT),
+            deployment_at("7"),
+            apply_onto(DEPLOYMENT, "7", "7", StatusCode::CONFLICT),
+        ],
+    )
+    .await;
+    match rolled {
+        Err(Error::Kube(kube::Error::Api(status))) => assert!(status.is_conflict()),
+        other => panic!("expected the 409, got {other:?}"),
+    }
+}
+
+/// An Argo Rollout's volumes are renamed by a merge patch guarded by the version read; the apply
+/// of the annotation that follows is guarded by the version that patch produced.
+#[tokio::test]
+async fn a_rollouts_apply_after_the_volume_rename_carries_the_renamed_version() {
+    let mount = Mount {
+        kind: OutputKind::ConfigMap,
+        base: "orders",
+        name: "orders-0a1b2c3d".into(),
+    };
+    let rename = Exchange::new(Method::PATCH, ROLLOUT, |r: &Received| {
+        assert_eq!(r.body["metadata"]["resourceVersion"], "5", "{}", r.body);
+        assert_eq!(
+            r.body["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"],
+            "orders-0a1b2c3d"
+        );
+        (
+            StatusCode::OK,
+            workload(RolloutKind::Rollout, "6", "h1", "orders-0a1b2c3d"),
+        )
+    });
+    let rolled = roll_web(
+        RolloutKind::Rollout,
+        Some(&mount),
+        vec![
+            Exchange::get(ROLLOUT, workload(RolloutKind::Rollout, "5", "h1", "orders")),
+            rename,
+            apply_onto(ROLLOUT, "5", "6", StatusCode::OK),
+        ],
+    )
+    .await;
+    assert_eq!(hash_of_web(rolled).as_deref(), Some("h2"));
+}
