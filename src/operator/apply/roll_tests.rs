@@ -1,5 +1,6 @@
-//! Tests of a target's roll against a mocked API server (`fixtures.rs`): every write carries the
-//! resourceVersion read, and a 409 sends the roll back to a fresh read.
+//! Tests of a target's roll against a mocked API server (`fixtures.rs`): what is written (the
+//! hash annotation, the mounting volumes' names), that every write carries the uid and
+//! resourceVersion read, and that a 409 sends the roll back to a fresh read.
 
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -11,7 +12,7 @@ const DEPLOYMENT: &str = "/apis/apps/v1/namespaces/team-a/deployments/web";
 const ROLLOUT: &str = "/apis/argoproj.io/v1alpha1/namespaces/team-a/rollouts/web";
 
 /// Workload `web` of `kind` at `version`, its template annotated with `hash` and mounting
-/// ConfigMap `volume`.
+/// ConfigMap `volume` (and, in another volume, ConfigMap `log4j`).
 fn workload(kind: RolloutKind, version: &str, hash: &str, volume: &str) -> Value {
     let resource = api_resource(kind);
     json!({
@@ -24,7 +25,10 @@ fn workload(kind: RolloutKind, version: &str, hash: &str, volume: &str) -> Value
                 "metadata": {"annotations": {HASH_ANNOTATION: hash}},
                 "spec": {
                     "containers": [{"name": "app", "image": "apache/kafka"}],
-                    "volumes": [{"name": "kafka-config", "configMap": {"name": volume}}]
+                    "volumes": [
+                        {"name": "kafka-config", "configMap": {"name": volume}},
+                        {"name": "logging", "configMap": {"name": "log4j"}}
+                    ]
                 }
             }
         }
@@ -155,16 +159,20 @@ async fn a_workload_that_keeps_changing_is_retried_once_then_left_to_the_backoff
 /// of the annotation that follows is guarded by the version that patch produced.
 #[tokio::test]
 async fn a_rollouts_apply_after_the_volume_rename_carries_the_renamed_version() {
-    let mount = Mount {
-        kind: OutputKind::ConfigMap,
-        base: "orders",
-        name: "orders-0a1b2c3d".into(),
-    };
     let rename = Exchange::new(Method::PATCH, ROLLOUT, |r: &Received| {
+        assert!(
+            r.query.contains("fieldManager=kafka-config-operator"),
+            "{}",
+            r.query
+        );
         assert_eq!(r.body["metadata"]["resourceVersion"], "5", "{}", r.body);
+        // A merge patch replaces the list: every volume is sent, only the mounting one renamed.
         assert_eq!(
-            r.body["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"],
-            "orders-0a1b2c3d"
+            r.body["spec"]["template"]["spec"]["volumes"],
+            json!([
+                {"name": "kafka-config", "configMap": {"name": "orders-0a1b2c3d"}},
+                {"name": "logging", "configMap": {"name": "log4j"}}
+            ])
         );
         (
             StatusCode::OK,
@@ -173,7 +181,7 @@ async fn a_rollouts_apply_after_the_volume_rename_carries_the_renamed_version() 
     });
     let rolled = roll_web(
         RolloutKind::Rollout,
-        Some(&mount),
+        Some(&mount()),
         vec![
             Exchange::get(ROLLOUT, workload(RolloutKind::Rollout, "5", "h1", "orders")),
             rename,
@@ -182,4 +190,69 @@ async fn a_rollouts_apply_after_the_volume_rename_carries_the_renamed_version() 
     )
     .await;
     assert_eq!(hash_of_web(rolled).as_deref(), Some("h2"));
+}
+
+fn mount() -> Mount<'static> {
+    Mount {
+        kind: OutputKind::ConfigMap,
+        base: "orders",
+        name: "orders-0a1b2c3d".into(),
+    }
+}
+
+/// A Deployment already annotated with the hash but still mounting the previous output: applied,
+/// naming only the mounting volume (server-side apply merges the list by name).
+#[tokio::test]
+async fn a_deployment_mounting_a_previous_output_is_pointed_at_the_new_one() {
+    let apply = Exchange::new(Method::PATCH, DEPLOYMENT, |r: &Received| {
+        assert_eq!(
+            r.body["spec"]["template"]["spec"]["volumes"],
+            json!([{"name": "kafka-config", "configMap": {"name": "orders-0a1b2c3d"}}]),
+            "{}",
+            r.body
+        );
+        assert_eq!(r.body["metadata"]["uid"], "web-5");
+        (StatusCode::OK, r.body.clone())
+    });
+    let rolled = roll_web(
+        RolloutKind::Deployment,
+        Some(&mount()),
+        vec![
+            Exchange::get(
+                DEPLOYMENT,
+                workload(RolloutKind::Deployment, "5", "h2", "orders-00000000"),
+            ),
+            apply,
+        ],
+    )
+    .await;
+    assert_eq!(hash_of_web(rolled).as_deref(), Some("h2"));
+}
+
+/// A target that carries the hash and mounts the output is only read; one that is gone is
+/// reported without a hash, not created.
+#[tokio::test]
+async fn a_current_target_is_not_written_and_a_missing_one_is_reported() {
+    let current = workload(RolloutKind::Deployment, "5", "h2", "orders-0a1b2c3d");
+    let rolled = roll_web(
+        RolloutKind::Deployment,
+        Some(&mount()),
+        vec![Exchange::get(DEPLOYMENT, current.clone())],
+    )
+    .await;
+    assert_eq!(hash_of_web(rolled).as_deref(), Some("h2"));
+    let rolled = roll_web(
+        RolloutKind::Deployment,
+        None,
+        vec![Exchange::get(DEPLOYMENT, current)],
+    )
+    .await;
+    assert_eq!(hash_of_web(rolled).as_deref(), Some("h2"));
+    let rolled = roll_web(
+        RolloutKind::Deployment,
+        None,
+        vec![Exchange::get_absent(DEPLOYMENT)],
+    )
+    .await;
+    assert_eq!(hash_of_web(rolled), None);
 }
