@@ -35,6 +35,14 @@ fn workload(kind: RolloutKind, version: &str, hash: &str, volume: &str) -> Value
     })
 }
 
+/// A read of Argo Rollout `web` at `version`, carrying hash `h1` and mounting `orders`.
+fn rollout_at(version: &str) -> Exchange {
+    Exchange::get(
+        ROLLOUT,
+        workload(RolloutKind::Rollout, version, "h1", "orders"),
+    )
+}
+
 /// A read of Deployment `web` at `version`, carrying hash `h1`.
 fn deployment_at(version: &str) -> Exchange {
     Exchange::get(
@@ -126,7 +134,7 @@ async fn a_workload_deleted_between_its_read_and_the_apply_is_not_created() {
         RolloutKind::Rollout,
         None,
         vec![
-            Exchange::get(ROLLOUT, workload(RolloutKind::Rollout, "5", "h1", "orders")),
+            rollout_at("5"),
             apply_onto(ROLLOUT, "5", "5", StatusCode::CONFLICT),
             Exchange::get_absent(ROLLOUT),
         ],
@@ -183,7 +191,7 @@ async fn a_rollouts_apply_after_the_volume_rename_carries_the_renamed_version() 
         RolloutKind::Rollout,
         Some(&mount()),
         vec![
-            Exchange::get(ROLLOUT, workload(RolloutKind::Rollout, "5", "h1", "orders")),
+            rollout_at("5"),
             rename,
             apply_onto(ROLLOUT, "5", "6", StatusCode::OK),
         ],
@@ -252,6 +260,25 @@ async fn a_current_target_is_not_written_and_a_missing_one_is_reported() {
         RolloutKind::Deployment,
         None,
         vec![Exchange::get_absent(DEPLOYMENT)],
+    )
+    .await;
+    assert_eq!(hash_of_web(rolled), None);
+}
+
+/// An Argo Rollout deleted between the read and the volume rename: the merge patch answers 404
+/// (it does not create), and the target is reported missing.
+#[tokio::test]
+async fn a_rollout_deleted_before_its_volume_rename_is_reported_missing() {
+    let rename = Exchange::new(Method::PATCH, ROLLOUT, |_: &Received| {
+        (
+            StatusCode::NOT_FOUND,
+            api_status(404, "NotFound", "rollouts.argoproj.io \"web\" not found"),
+        )
+    });
+    let rolled = roll_web(
+        RolloutKind::Rollout,
+        Some(&mount()),
+        vec![rollout_at("5"), rename],
     )
     .await;
     assert_eq!(hash_of_web(rolled), None);

@@ -175,12 +175,9 @@ pub async fn roll_out(
                 // Changed since the read: read it again.
                 Err(Error::Kube(kube::Error::Api(s)))
                     if s.is_conflict() && attempts < ROLL_ATTEMPTS => {}
-                // Argo Rollouts not installed: the target cannot exist.
-                Err(Error::Kube(kube::Error::Api(s)))
-                    if s.is_not_found() && target.kind == RolloutKind::Rollout =>
-                {
-                    break None;
-                }
+                // Deleted between the read and the volume rename (a merge patch does not
+                // create): reported missing, as a target the read did not find.
+                Err(Error::Kube(kube::Error::Api(s))) if s.is_not_found() => break None,
                 Err(error) => return Err(error),
             }
         };
@@ -400,6 +397,49 @@ mod tests {
         );
         let plain = patch(RolloutKind::Deployment, "api", "h", &[], None);
         assert!(plain["spec"]["template"].get("spec").is_none(), "{plain}");
+    }
+
+    #[test]
+    fn only_an_immutable_output_with_a_live_hash_is_mounted_by_name() {
+        let rendered = Rendered {
+            kind: OutputKind::Secret,
+            name: "orders-kafka".into(),
+            files: BTreeMap::new(),
+            hash: "sha256:ffff".into(),
+            secret_mounts: Vec::new(),
+        };
+        let spec = |immutable: bool| -> ToolConfigSpec {
+            serde_json::from_value(json!({
+                "tool": "kafka-console-producer",
+                "output": {"immutable": immutable},
+                "rollout": {"targets": [{"kind": "Deployment", "name": "api"}]}
+            }))
+            .expect("a valid spec")
+        };
+        // The live hash names the object, not the render's (a failed write keeps the old one).
+        let (targets, mount) =
+            targets_of(&spec(true), &[], Some("sha256:0a1b2c3d99"), Some(&rendered));
+        let mount = mount.expect("mounted by name");
+        assert_eq!(
+            (mount.kind, mount.base, mount.name.as_str()),
+            (OutputKind::Secret, "orders-kafka", "orders-kafka-0a1b2c3d")
+        );
+        assert_eq!(targets.len(), 1);
+        assert!(
+            targets_of(
+                &spec(false),
+                &[],
+                Some("sha256:0a1b2c3d99"),
+                Some(&rendered)
+            )
+            .1
+            .is_none()
+        );
+        assert!(
+            targets_of(&spec(true), &[], None, Some(&rendered))
+                .1
+                .is_none()
+        );
     }
 
     #[test]
