@@ -508,6 +508,103 @@ mod tests {
         assert!(started.elapsed().as_secs() < 30);
     }
 
+    /// The limits are exact: a value may reach `MAX_EXPANDED_VALUE` bytes and not one more,
+    /// whether a substitution lands on the limit or jumps over it; the evaluation's budget lets
+    /// exactly `EXPANSION_BUDGET` bytes be substituted.
+    #[test]
+    fn expansion_limits_are_exact() {
+        let mut b = Bindings::default();
+        let half = MAX_EXPANDED_VALUE / 2;
+        b.env.insert("HALF".into(), literal(&"x".repeat(half)));
+        b.env.insert(
+            "TWO_FIFTHS".into(),
+            literal(&"y".repeat(MAX_EXPANDED_VALUE * 2 / 5)),
+        );
+        let none = BTreeSet::new();
+        let one_value = |r: Result<Value, ReferenceError>| {
+            matches!(
+                r,
+                Err(ReferenceError::TooLarge {
+                    what: "one value",
+                    ..
+                })
+            )
+        };
+        let at_limit = resolve("${env.HALF}${env.HALF}", &b, &none, Mode::Strict);
+        assert_eq!(at_limit.map(|v| v.len()), Ok(MAX_EXPANDED_VALUE));
+        // The literal text before a reference counts too.
+        assert!(one_value(resolve(
+            "a${env.HALF}${env.HALF}",
+            &b,
+            &none,
+            Mode::Strict
+        )));
+        // 0.4 MB, 0.8 MB, then 1.2 MB: over the limit without landing on it.
+        let over = "${env.TWO_FIFTHS}".repeat(3);
+        assert!(one_value(resolve(&over, &b, &none, Mode::Strict)));
+
+        let budget = Bindings {
+            env: b.env.clone(),
+            ..Bindings::default()
+        };
+        for round in 0..EXPANSION_BUDGET / MAX_EXPANDED_VALUE {
+            let r = resolve("${env.HALF}${env.HALF}", &budget, &none, Mode::Strict);
+            assert!(r.is_ok(), "round {round} is within the budget: {r:?}");
+        }
+        let spent = resolve("${env.HALF}", &budget, &none, Mode::Strict);
+        assert!(
+            matches!(
+                spent,
+                Err(ReferenceError::TooLarge {
+                    what: "all values together",
+                    limit: EXPANSION_BUDGET
+                })
+            ),
+            "{spent:?}"
+        );
+    }
+
+    /// The error quotes the unresolved reference's body and its names, each cut to a short line.
+    #[test]
+    fn an_unresolved_reference_is_quoted_and_cut() {
+        assert_eq!(
+            strict("a=${env.NOPE, app.none} ${env.REGION}"),
+            Err(ReferenceError::Unresolved {
+                text: "env.NOPE, app.none".into(),
+                names: vec!["env.NOPE".into(), "app.none".into()],
+            })
+        );
+        let long = format!("env.{}", "N".repeat(200));
+        let Err(ReferenceError::Unresolved { text, names }) = strict(&format!("${{{long}}}"))
+        else {
+            panic!("unresolved");
+        };
+        let cut = format!("{}…(204 bytes)", &long[..80]);
+        assert_eq!((text, names), (cut.clone(), vec![cut]));
+    }
+
+    #[test]
+    fn substitutes_is_true_only_for_what_resolving_would_replace_or_refuse() {
+        let providers = provider_names("file");
+        for (text, substitutes_something) in [
+            ("plain", false),
+            ("$${env.X} is a literal", false),
+            ("${file:/etc/kafka/pw:password}", false),
+            ("${env.X}", true),
+            ("${other:/etc/kafka/pw:password}", true),
+            ("${env.X:default}", true),
+            // Lenient: left as it is.
+            ("${env.X", false),
+            ("${env.X:${env.Y}}", true),
+        ] {
+            assert_eq!(
+                substitutes(text, &providers),
+                substitutes_something,
+                "{text}"
+            );
+        }
+    }
+
     #[test]
     fn a_reference_inside_secret_data_is_resolved_and_never_quoted() {
         let from = SecretSource::new("team-a", "creds", "client.properties");
