@@ -1,6 +1,7 @@
 //! kstatus's `Stalled` and `Reconciling` beside `Ready`, in each state a status can describe.
 
 use super::*;
+use crate::engine::outcome::{Shadowed, Warning};
 
 fn evaluation(args: serde_json::Value) -> Evaluation {
     evaluation_of(serde_json::json!({"tool": "kafka-console-producer", "args": args}))
@@ -128,6 +129,13 @@ fn a_fixed_spec_drops_stalled_and_an_unchanged_one_keeps_its_transition_time() {
         status_of(READY, &fixed),
         Some(("True".into(), "Rendered".into()))
     );
+    // Ready changed (False → True): its transition time is now, not the earlier Ready's.
+    assert_eq!(
+        fixed
+            .condition(READY)
+            .map(|c| c.last_transition_time.as_str()),
+        Some("2026-12-06T12:00:00Z")
+    );
 }
 
 #[test]
@@ -143,4 +151,155 @@ fn an_invalid_global_client_defaults_is_stalled() {
     assert_eq!((of(VALID), of(STALLED)), (Some("False"), Some("True")));
     let fine = global_conditions(&[], &[], Some(2), "2026-12-06T10:00:00Z");
     assert!(fine.iter().all(|c| c.type_ != STALLED), "{fine:?}");
+}
+
+/// A condition lists every problem, `; `-separated, until the next would take it over
+/// `MAX_CONDITION_MESSAGE` bytes; the rest are counted. Ready's reason is the first problem's.
+#[test]
+fn problems_are_listed_until_the_message_is_full_then_counted() {
+    let problem = |reason, len: usize| {
+        let prefix = Problem::new(reason, "", "").to_string().len();
+        Problem::new(reason, "", "x".repeat(len - prefix))
+    };
+    // Each under a problem's own cut (`MAX_MESSAGE_BYTES`), together exactly the condition's.
+    let first = problem(Reason::MissingRequired, 4100);
+    let fills = problem(Reason::InvalidValue, MAX_CONDITION_MESSAGE - 4100);
+    assert_eq!(
+        first.to_string().len() + fills.to_string().len(),
+        MAX_CONDITION_MESSAGE
+    );
+    assert_eq!(
+        summarize(std::slice::from_ref(&first)),
+        (Reason::MissingRequired, first.to_string())
+    );
+    let full = [first.clone(), fills.clone()];
+    assert_eq!(
+        summarize(&full),
+        (Reason::MissingRequired, format!("{first}; {fills}"))
+    );
+    let over = [
+        first.clone(),
+        fills.clone(),
+        problem(Reason::InvalidValue, 30),
+        fills,
+    ];
+    assert_eq!(
+        summarize(&over),
+        (
+            Reason::MissingRequired,
+            format!(
+                "{first}; {}; and 2 more problems (`validate` lists them all)",
+                over[1]
+            )
+        )
+    );
+}
+
+/// What `build` does not decide (the rollout's targets, the inputs read) comes from the
+/// previous status; the reconcile's later steps replace it.
+#[test]
+fn the_previous_rollout_and_inputs_are_carried() {
+    let mut previous = built(&valid(), &Live::default(), None);
+    previous.rollout = vec![RolloutStatus {
+        kind: "Deployment".into(),
+        name: "orders-app".into(),
+        hash: Some("sha256:1".into()),
+        via: None,
+        updated: Some(1),
+        ready: Some(1),
+        total: Some(1),
+    }];
+    previous.inputs = Some(InputsStatus {
+        operator: "0.1.0".into(),
+        ..InputsStatus::default()
+    });
+    let next = built(&valid(), &Live::default(), Some(&previous));
+    assert_eq!(
+        (&next.rollout, &next.inputs),
+        (&previous.rollout, &previous.inputs)
+    );
+}
+
+/// Exactly as many warnings, or shadowing layers, as the status lists: no "more" entry; one more:
+/// the entry that counts what is left out.
+#[test]
+fn the_status_says_more_only_past_its_limits() {
+    let warning = |n: usize| Warning {
+        key: format!("unknown.{n}"),
+        role: None,
+        reason: Reason::UnknownKey,
+        message: "not a known key".into(),
+    };
+    let shadowed = |over: usize| Shadowed {
+        key: "acks".into(),
+        role: Role::Producer,
+        winner: "args",
+        over: (0..over).map(|n| format!("layer {n}").into()).collect(),
+    };
+    for extra in [0, 1] {
+        let mut ev = valid();
+        ev.warnings = (0..MAX_STATUS_WARNINGS + extra).map(warning).collect();
+        ev.shadowed = vec![shadowed(MAX_SHADOWED_OVER + extra)];
+        let status = built(&ev, &Live::default(), None);
+        let more: Vec<&str> = status
+            .warnings
+            .iter()
+            .filter(|w| w.reason == "MoreWarnings")
+            .map(|w| w.message.as_str())
+            .collect();
+        let over = &status.shadowed[0].over;
+        if extra == 0 {
+            assert!(more.is_empty(), "{more:?}");
+            assert_eq!(over.len(), MAX_SHADOWED_OVER, "{over:?}");
+        } else {
+            assert_eq!(
+                more,
+                [
+                    "1 more warnings are not listed; run `kafka-config-operator validate` or `explain` to see all"
+                ]
+            );
+            assert_eq!(over.last().map(String::as_str), Some("(and 1 more)"));
+            assert_eq!(over.len(), MAX_SHADOWED_OVER + 1);
+        }
+    }
+}
+
+/// A history entry names at most `MAX_CHANGED_KEYS` keys and counts the rest; a hash that is
+/// already the last entry's adds nothing.
+#[test]
+fn a_history_entry_counts_the_changed_keys_it_does_not_name() {
+    let mut status = KafkaToolConfigStatus::default();
+    let keys = |n: usize| (0..n).map(|k| format!("key.{k}")).collect::<Vec<_>>();
+    let record = |status: &mut KafkaToolConfigStatus, hash: &str, n: usize| {
+        record_history(
+            status,
+            hash,
+            "2026-12-06T10:00:00Z",
+            keys(n),
+            String::new(),
+            None,
+        );
+    };
+    record(&mut status, "sha256:a", MAX_CHANGED_KEYS);
+    record(&mut status, "sha256:b", MAX_CHANGED_KEYS + 2);
+    record(&mut status, "sha256:b", 1);
+    let entries: Vec<(i64, usize, Option<&str>)> = status
+        .history
+        .iter()
+        .map(|h| {
+            let last = h.changed_keys.last().map(String::as_str);
+            (h.revision, h.changed_keys.len(), last)
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            (
+                1,
+                MAX_CHANGED_KEYS,
+                Some(keys(MAX_CHANGED_KEYS)[MAX_CHANGED_KEYS - 1].as_str())
+            ),
+            (2, MAX_CHANGED_KEYS + 1, Some("(and 2 more)"))
+        ]
+    );
 }

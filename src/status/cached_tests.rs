@@ -90,7 +90,6 @@ fn the_cached_projection_keeps_what_proves_a_config_unchanged() {
         ),
         ("True", "Rendered", Some(7))
     );
-    assert!(cached.is_ready());
     assert_eq!(cached.ready_status(), Some(("True", Some(7))));
     assert_eq!(full.ready_status(), Some(("True", Some(7))));
     assert!(cached.has_conditions());

@@ -244,11 +244,6 @@ impl KafkaToolConfigStatus {
     pub fn condition(&self, type_: &str) -> Option<&Condition> {
         self.conditions.iter().find(|c| c.type_ == type_)
     }
-
-    pub fn is_ready(&self) -> bool {
-        self.ready_status()
-            .is_some_and(|(status, _)| status == "True")
-    }
 }
 
 /// Sets a condition, keeping its `lastTransitionTime` when its status did not change.
