@@ -17,18 +17,24 @@ fn summarize(problems: &[Problem]) -> (Reason, String) {
         .first()
         .map(|p| p.reason)
         .unwrap_or(Reason::InvalidValue);
+    const SEPARATOR: &str = "; ";
     let mut message = String::new();
     for (listed, problem) in problems.iter().enumerate() {
         let text = problem.to_string();
-        if !message.is_empty() && message.len() + text.len() > MAX_CONDITION_MESSAGE {
+        // The listed problems, separators included, stay within the bound; only the count of
+        // those left out goes past it.
+        if !message.is_empty()
+            && message.len() + SEPARATOR.len() + text.len() > MAX_CONDITION_MESSAGE
+        {
+            let left_out = problems.len() - listed;
+            let noun = if left_out == 1 { "problem" } else { "problems" };
             message.push_str(&format!(
-                "; and {} more problems (`validate` lists them all)",
-                problems.len() - listed
+                "; and {left_out} more {noun} (`validate` lists them all)"
             ));
             break;
         }
         if !message.is_empty() {
-            message.push_str("; ");
+            message.push_str(SEPARATOR);
         }
         message.push_str(&text);
     }

@@ -161,13 +161,11 @@ fn problems_are_listed_until_the_message_is_full_then_counted() {
         let prefix = Problem::new(reason, "", "").to_string().len();
         Problem::new(reason, "", "x".repeat(len - prefix))
     };
-    // Each under a problem's own cut (`MAX_MESSAGE_BYTES`), together exactly the condition's.
+    // Each under a problem's own cut (`MAX_MESSAGE_BYTES`), together with their `; ` exactly
+    // the condition's bound.
     let first = problem(Reason::MissingRequired, 4100);
-    let fills = problem(Reason::InvalidValue, MAX_CONDITION_MESSAGE - 4100);
-    assert_eq!(
-        first.to_string().len() + fills.to_string().len(),
-        MAX_CONDITION_MESSAGE
-    );
+    let fills = problem(Reason::InvalidValue, MAX_CONDITION_MESSAGE - 4100 - 2);
+    assert_eq!(format!("{first}; {fills}").len(), MAX_CONDITION_MESSAGE);
     assert_eq!(
         summarize(std::slice::from_ref(&first)),
         (Reason::MissingRequired, first.to_string())
@@ -176,6 +174,18 @@ fn problems_are_listed_until_the_message_is_full_then_counted() {
     assert_eq!(
         summarize(&full),
         (Reason::MissingRequired, format!("{first}; {fills}"))
+    );
+    // One byte more fits only if the separator is not counted: it is.
+    let one_over = [
+        first.clone(),
+        problem(Reason::InvalidValue, fills.to_string().len() + 1),
+    ];
+    assert_eq!(
+        summarize(&one_over),
+        (
+            Reason::MissingRequired,
+            format!("{first}; and 1 more problem (`validate` lists them all)")
+        )
     );
     let over = [
         first.clone(),
