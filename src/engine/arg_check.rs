@@ -145,9 +145,9 @@ fn user_argv(tool: &Tool, spec: &ToolConfigSpec) -> (Vec<String>, Vec<String>) {
 /// The index of the first word at or after `from` that is, or starts, `given`.
 fn position_of(argv: &[String], from: usize, given: &str) -> Option<usize> {
     let option_part = given.split_once('=').map_or(given, |(o, _)| o);
-    let matches = |w: &String| {
-        w == given || w == option_part || w.split_once('=').is_some_and(|(o, _)| o == option_part)
-    };
+    // `w == given` is one of these two: the same word has the same option part.
+    let matches =
+        |w: &String| w == option_part || w.split_once('=').is_some_and(|(o, _)| o == option_part);
     argv.iter().skip(from).position(matches).map(|i| i + from)
 }
 
@@ -350,6 +350,164 @@ pub fn check_rendered(tool: &Tool, table: &OptionTable, args: &[&str]) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::catalogue::configs::ConfigCatalogue;
+    use crate::engine::catalogue::tools::ToolCatalogue;
+
+    /// What `check_user_args` says of these `args` and `extraArgs` for the newest release.
+    fn user_arg_problems(tool: &str, args: &[(&str, &str)], extra_args: &[&str]) -> Vec<Problem> {
+        let tool = ToolCatalogue::get().tool(tool).expect("a catalogued tool");
+        let newest = &ConfigCatalogue::get().kafka_version;
+        let table = table(tool, newest).expect("a command-line tool");
+        let spec = ToolConfigSpec {
+            tool: tool.name.clone(),
+            args: args
+                .iter()
+                .map(|(name, value)| (name.to_string(), Scalar::Str(value.to_string())))
+                .collect(),
+            extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
+            ..ToolConfigSpec::default()
+        };
+        let mut problems = Vec::new();
+        check_user_args(tool, &spec, table, &mut problems);
+        problems
+    }
+
+    fn fields(problems: &[Problem]) -> Vec<&str> {
+        problems.iter().map(|p| p.field.as_str()).collect()
+    }
+
+    /// An option name `args::check_args` refuses is not read again as an option here: the user
+    /// gets one problem for it, not a second "unknown option".
+    #[test]
+    fn malformed_option_names_are_left_to_check_args() {
+        for name in ["-topic", "topic=t", "to\u{1b}pic", ""] {
+            let problems = user_arg_problems(
+                "kafka-console-consumer",
+                &[("bootstrap-server", "k:9092"), (name, "t")],
+                &[],
+            );
+            assert_eq!(problems, [], "{name:?}");
+        }
+    }
+
+    /// Each option given is matched to its own word, in order: a second `--bootstrap-server` in
+    /// extraArgs is refused there, even after the one of spec.args with the same spelling, and a
+    /// word holding `=` of another option before it is not taken for it.
+    #[test]
+    fn a_refused_option_names_the_field_of_its_own_word() {
+        let problems = user_arg_problems(
+            "kafka-console-consumer",
+            &[("bootstrap-server", "k:9092")],
+            &["--bootstrap-server", "evil:9092", "--topic", "t"],
+        );
+        assert_eq!(fields(&problems), ["spec.extraArgs[0]"], "{problems:?}");
+        assert!(
+            problems[0]
+                .message
+                .contains("give it as spec.args.bootstrap-server"),
+            "{}",
+            problems[0].message
+        );
+
+        let problems = user_arg_problems(
+            "kafka-console-consumer",
+            &[("topic", "t")],
+            &[
+                "--property",
+                "parse.key=true",
+                "--bootstrap-server=evil:9092",
+            ],
+        );
+        assert_eq!(fields(&problems), ["spec.extraArgs[2]"], "{problems:?}");
+    }
+
+    /// A message quotes what was written, escaped, so the user sees which word is meant.
+    #[test]
+    fn refusals_quote_the_word_written() {
+        let problems = user_arg_problems(
+            "kafka-console-consumer",
+            &[("bootstrap-server", "k:9092"), ("topic", "t")],
+            &["--tpoic\u{1b}"],
+        );
+        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(fields(&problems), ["spec.extraArgs[0]"], "{messages:?}");
+        assert!(
+            messages[0].starts_with(
+                "\"--tpoic\\u{1b}\" is not an option of kafka-console-consumer (Kafka "
+            ),
+            "{messages:?}"
+        );
+
+        // A word the parser cannot place is named by its own field.
+        let problems = user_arg_problems(
+            "kafka-producer-perf-test",
+            &[],
+            &["--num-records", "10", "stray"],
+        );
+        assert_eq!(fields(&problems), ["spec.extraArgs[2]"], "{problems:?}");
+        assert!(
+            problems[0].message.contains("\"stray\""),
+            "{}",
+            problems[0].message
+        );
+
+        // argparse4j takes a unique prefix; the abbreviation is refused, quoted.
+        let problems = user_arg_problems("kafka-producer-perf-test", &[], &["--num-rec", "10"]);
+        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "\"--num-rec\" is an abbreviation of --num-records: write the option in full, so \
+                 that explain and kafka-producer-perf-test read the same option"
+            ]
+        );
+    }
+
+    /// The built command line is read as the tool reads it, and a refusal never quotes it (it
+    /// holds merged values, which may come from a Secret).
+    #[test]
+    fn the_rendered_line_is_parsed_as_the_tool_parses_it() {
+        let tool = ToolCatalogue::get()
+            .tool("kafka-producer-perf-test")
+            .expect("a catalogued tool");
+        let table = table(tool, &ConfigCatalogue::get().kafka_version).expect("a command line");
+        let complete = [
+            "--topic",
+            "t",
+            "--num-records",
+            "10",
+            "--record-size",
+            "100",
+            "--throughput",
+            "-1",
+            "--bootstrap-server",
+            "k:9092",
+        ];
+        assert_eq!(check_rendered(tool, table, &complete), Ok(()));
+
+        let missing = check_rendered(tool, table, &complete[2..]).expect_err("no --topic");
+        assert_eq!(
+            (missing.reason, missing.field.as_str()),
+            (Reason::InvalidArgument, "tool.args")
+        );
+        assert!(
+            missing.message.starts_with(
+                "kafka-producer-perf-test would refuse the command line built from this config: "
+            ) && missing.message.contains("topic"),
+            "{}",
+            missing.message
+        );
+
+        let stray = [&complete[..], &["kcoCanaryValue"]].concat();
+        let refused = check_rendered(tool, table, &stray).expect_err("a stray word");
+        assert!(
+            refused.message.ends_with(
+                "an argument it does not accept (not shown: it may hold a merged value)"
+            ) && !refused.message.contains("kcoCanaryValue"),
+            "{}",
+            refused.message
+        );
+    }
 
     #[test]
     fn kafka_versions() {
